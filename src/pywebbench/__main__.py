@@ -1,0 +1,3 @@
+from pywebbench.cli import main
+
+raise SystemExit(main())

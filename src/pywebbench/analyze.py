@@ -1,0 +1,91 @@
+"""From trials to report rows: per stack x workload x knobs, medians and the ratio to baseline."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+
+from pywebbench.catalog.registry import BASELINE_STACK
+from pywebbench.results.model import ResultSet, StackInfo, TrialResult, TrialSpec
+
+STATUS_ORDER = ("ok", "invalid-response", "loadgen-failed", "server-failed", "unavailable")
+
+
+@dataclass(frozen=True)
+class Row:
+    stack: StackInfo
+    spec: TrialSpec
+    trials: int
+    rps: float | None
+    ratio: float | None
+    p50_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+    errors: int
+    valid: bool
+    keepalive: bool | None
+    status: str
+    note: str | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    rows: tuple[Row, ...]
+    baseline: str
+    baseline_missing: tuple[str, ...]
+    """Workloads whose cells have no baseline measurement, so no ratio can be given."""
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _group(trials: tuple[TrialResult, ...]) -> dict[tuple[str, tuple[object, ...]], list[TrialResult]]:
+    groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]] = defaultdict(list)
+    for trial in trials:
+        groups[(trial.spec.stack_id, trial.spec.cell)].append(trial)
+    return groups
+
+
+def _cell_rps(trials: list[TrialResult]) -> float | None:
+    return _median([t.load.rps for t in trials if t.load is not None])
+
+
+def summarize(results: ResultSet, baseline: str = BASELINE_STACK) -> Summary:
+    groups = _group(results.trials)
+    baseline_rps = {cell: _cell_rps(trials) for (stack, cell), trials in groups.items() if stack == baseline}
+    rows: list[Row] = []
+    missing: set[str] = set()
+    for (_stack_id, cell), trials in groups.items():
+        loaded = [t for t in trials if t.load is not None]
+        rps = _cell_rps(trials)
+        base = baseline_rps.get(cell)
+        if base is None:
+            missing.add(trials[0].spec.workload)
+        ratio = rps / base if rps is not None and base else None
+
+        def pct(p: float) -> float | None:
+            return _median([v for t in loaded if t.load and (v := t.load.latency.at(p)) is not None])
+
+        worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
+        note = next((t.error for t in trials if t.error), None)
+        rows.append(
+            Row(
+                stack=(loaded or trials)[-1].stack,
+                spec=trials[0].spec,
+                trials=len(trials),
+                rps=rps,
+                ratio=ratio,
+                p50_ms=pct(50.0),
+                p90_ms=pct(90.0),
+                p99_ms=pct(99.0),
+                errors=sum(t.load.errors for t in loaded if t.load),
+                valid=all(t.valid for t in trials),
+                keepalive=trials[0].keepalive,
+                status=worst.status.value,
+                note=note.splitlines()[0] if note else None,
+            )
+        )
+    rows.sort(key=lambda r: (r.spec.workload, r.spec.connections, -(r.rps or -1.0), r.stack.id))
+    return Summary(tuple(rows), baseline, tuple(sorted(missing)))

@@ -1,0 +1,1 @@
+"""What can be benchmarked: frameworks, servers and the stacks they pair into."""

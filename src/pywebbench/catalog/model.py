@@ -1,0 +1,116 @@
+"""Value types of the catalog: interfaces, concurrency types, frameworks, servers, stacks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Interface(StrEnum):
+    WSGI = "WSGI"
+    ASGI = "ASGI"
+    OWN = "own"
+
+
+class ConcurrencyType(StrEnum):
+    """Seed 000's three types: how a stack overlaps the requests it serves."""
+
+    SYNC = "Sync"
+    GREENLET = "Async-Greenlet"
+    COROUTINE = "Async-Coroutine"
+
+
+@dataclass(frozen=True)
+class Framework:
+    name: str
+    title: str
+    interfaces: frozenset[Interface]
+    requirements: tuple[str, ...]
+    overrides: tuple[str, ...] = ()
+    unavailable: str | None = None
+
+    @property
+    def module(self) -> str:
+        return f"app_{self.name}"
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything a server adapter needs to build the command that starts one stack."""
+
+    python: str
+    module: str
+    host: str
+    port: int
+    workers: int
+    threads: int
+
+
+ArgvBuilder = Callable[[LaunchSpec], list[str]]
+
+
+@dataclass(frozen=True)
+class ServerVariant:
+    """One server run in one worker model, e.g. Gunicorn with gevent workers."""
+
+    server: str
+    variant: str
+    title: str
+    worker_class: str
+    interface: Interface
+    concurrency: ConcurrencyType
+    requirements: tuple[str, ...]
+    build_argv: ArgvBuilder
+    event_loop: str = "-"
+    http_parser: str = "-"
+    threaded: bool = False
+    single_process: bool = False
+    overrides: tuple[str, ...] = ()
+    own_framework: str | None = None
+    only_frameworks: frozenset[str] | None = None
+    unavailable: str | None = None
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.server}-{self.variant}" if self.variant else self.server
+
+
+@dataclass(frozen=True)
+class Stack:
+    framework: Framework
+    server: ServerVariant
+    extra_requirements: tuple[str, ...] = field(default=())
+    stack_unavailable: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.framework.name}:{self.server.key}"
+
+    @property
+    def concurrency(self) -> ConcurrencyType:
+        return self.server.concurrency
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        merged = dict.fromkeys(
+            self.framework.requirements + self.server.requirements + self.extra_requirements
+        )
+        return tuple(sorted(merged))
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        return tuple(sorted(dict.fromkeys(self.framework.overrides + self.server.overrides)))
+
+    @property
+    def unavailable(self) -> str | None:
+        return self.framework.unavailable or self.server.unavailable or self.stack_unavailable
+
+    def default_workers(self, cpus: int) -> int:
+        """Seed 000's rule: sync stacks get 2 x CPUs + 1 workers, async stacks one per CPU."""
+        if self.server.single_process:
+            return 1
+        if self.concurrency is ConcurrencyType.SYNC:
+            return 2 * cpus + 1
+        return cpus

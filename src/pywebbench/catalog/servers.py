@@ -1,0 +1,179 @@
+"""The servers, one adapter per server and worker model: packages and the command line.
+
+Each argv builder turns a LaunchSpec (interpreter, app module, address, worker and thread
+counts) into the exact command the harness runs and records. Access logs are off and
+log levels at warning everywhere, as a production deployment runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from pywebbench.catalog.model import ConcurrencyType, Interface, LaunchSpec, ServerVariant, Stack
+
+SYNC, GREENLET, COROUTINE = ConcurrencyType.SYNC, ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE
+W, A, O = Interface.WSGI, Interface.ASGI, Interface.OWN
+
+APPS_DIR = Path(__file__).resolve().parent.parent / "apps"
+
+GUNICORN = "gunicorn==23.0.0"
+UVICORN_FAST = ("uvicorn==0.38.0", "uvloop==0.22.1", "httptools==0.7.1")
+UVICORN_PLAIN = ("uvicorn==0.38.0", "h11==0.16.0")
+
+
+def _attr(interface: Interface) -> str:
+    return "asgi" if interface is Interface.ASGI else "wsgi"
+
+
+def gunicorn(worker_class: str, interface: Interface, *extra: str) -> Callable[[LaunchSpec], list[str]]:
+    def build(spec: LaunchSpec) -> list[str]:
+        return [
+            spec.python, "-m", "gunicorn",
+            "--bind", f"{spec.host}:{spec.port}",
+            "--workers", str(spec.workers),
+            "--worker-class", worker_class,
+            "--log-level", "warning",
+            "--backlog", "2048",
+            *[arg.format(threads=spec.threads) for arg in extra],
+            f"{spec.module}:{_attr(interface)}",
+        ]
+
+    return build
+
+
+def uvicorn(loop: str, http: str) -> Callable[[LaunchSpec], list[str]]:
+    def build(spec: LaunchSpec) -> list[str]:
+        return [
+            spec.python, "-m", "uvicorn", f"{spec.module}:asgi",
+            "--host", spec.host, "--port", str(spec.port),
+            "--workers", str(spec.workers),
+            "--loop", loop, "--http", http,
+            "--no-access-log", "--log-level", "warning", "--backlog", "2048",
+        ]
+
+    return build
+
+
+def hypercorn(worker_class: str) -> Callable[[LaunchSpec], list[str]]:
+    def build(spec: LaunchSpec) -> list[str]:
+        return [
+            spec.python, "-m", "hypercorn", f"{spec.module}:asgi",
+            "--bind", f"{spec.host}:{spec.port}",
+            "--workers", str(spec.workers),
+            "--worker-class", worker_class,
+            "--log-level", "warning", "--backlog", "2048",
+        ]
+
+    return build
+
+
+def granian(interface: Interface) -> Callable[[LaunchSpec], list[str]]:
+    def build(spec: LaunchSpec) -> list[str]:
+        argv = [
+            spec.python, "-m", "granian",
+            "--interface", interface.value.lower(),
+            "--host", spec.host, "--port", str(spec.port),
+            "--workers", str(spec.workers),
+            "--no-access-log", "--log-level", "warning", "--backlog", "2048",
+        ]
+        if interface is Interface.WSGI:
+            argv += ["--blocking-threads", str(spec.threads)]
+        else:
+            argv += ["--loop", "uvloop"]
+        return [*argv, f"{spec.module}:{_attr(interface)}"]
+
+    return build
+
+
+def uwsgi(spec: LaunchSpec) -> list[str]:
+    return [
+        str(Path(spec.python).parent / "uwsgi"),
+        "--http-socket", f"{spec.host}:{spec.port}",
+        "--master", "--processes", str(spec.workers),
+        "--module", f"{spec.module}:wsgi",
+        "--disable-logging", "--die-on-term", "--need-app", "--lazy-apps",
+        "--listen", "1024", "--pythonpath", str(APPS_DIR),
+    ]
+
+
+def launcher(server: str) -> Callable[[LaunchSpec], list[str]]:
+    """Servers with no CLI of their own start through apps/serve_wsgi.py."""
+
+    def build(spec: LaunchSpec) -> list[str]:
+        return [
+            spec.python, str(APPS_DIR / "serve_wsgi.py"), server, f"{spec.module}:wsgi",
+            "--host", spec.host, "--port", str(spec.port),
+            "--workers", str(spec.workers), "--threads", str(spec.threads),
+        ]
+
+    return build
+
+
+def own_server(spec: LaunchSpec) -> list[str]:
+    return [
+        spec.python, str(APPS_DIR / f"{spec.module}.py"),
+        "--host", spec.host, "--port", str(spec.port), "--workers", str(spec.workers),
+    ]
+
+
+SERVERS: tuple[ServerVariant, ...] = (
+    # Gunicorn and its worker models
+    ServerVariant("gunicorn", "sync", "Gunicorn", "sync", W, SYNC, (GUNICORN,), gunicorn("sync", W),
+                  notes="closes the connection after every response"),
+    ServerVariant("gunicorn", "gthread", "Gunicorn", "gthread", W, SYNC, (GUNICORN,),
+                  gunicorn("gthread", W, "--threads", "{threads}"), threaded=True),
+    ServerVariant("gunicorn", "gevent", "Gunicorn", "gevent", W, GREENLET, (GUNICORN, "gevent==26.9.0"),
+                  gunicorn("gevent", W, "--worker-connections", "1000"), event_loop="gevent (libev)"),
+    ServerVariant("gunicorn", "eventlet", "Gunicorn", "eventlet", W, GREENLET, (GUNICORN, "eventlet==0.41.3"),
+                  gunicorn("eventlet", W, "--worker-connections", "1000"), event_loop="eventlet (epoll hub)"),
+    ServerVariant("gunicorn", "meinheld", "Gunicorn", "meinheld.gmeinheld.MeinheldWorker", W, GREENLET,
+                  (GUNICORN, "meinheld==1.0.2"), gunicorn("meinheld.gmeinheld.MeinheldWorker", W),
+                  event_loop="meinheld (picoev)", http_parser="picohttpparser",
+                  overrides=("greenlet>=3",)),
+    ServerVariant("gunicorn", "uvicorn", "Gunicorn", "uvicorn_worker.UvicornWorker", A, COROUTINE,
+                  (GUNICORN, "uvicorn-worker==0.4.0", *UVICORN_FAST),
+                  gunicorn("uvicorn_worker.UvicornWorker", A), event_loop="uvloop", http_parser="httptools"),
+    # Other WSGI servers
+    ServerVariant("uwsgi", "", "uWSGI", "prefork", W, SYNC, ("uwsgi==2.0.31",), uwsgi, http_parser="uwsgi (C)"),
+    ServerVariant("meinheld", "", "Meinheld", "meinheld", W, GREENLET, ("meinheld==1.0.2",), launcher("meinheld"),
+                  event_loop="meinheld (picoev)", http_parser="picohttpparser", overrides=("greenlet>=3",)),
+    ServerVariant("bjoern", "", "bjoern", "bjoern", W, SYNC, ("bjoern==3.2.2",), launcher("bjoern"),
+                  event_loop="libev", http_parser="http-parser (C)"),
+    ServerVariant("waitress", "", "Waitress", "threads", W, SYNC, ("waitress==3.0.2",), launcher("waitress"),
+                  threaded=True, single_process=True, event_loop="asyncore-style"),
+    ServerVariant("cherrypy", "", "CherryPy (Cheroot)", "threads", W, SYNC, ("cheroot==11.1.2",), launcher("cheroot"),
+                  threaded=True, single_process=True),
+    ServerVariant("flask-dev", "", "Flask dev server", "threads", W, SYNC, (), launcher("werkzeug"),
+                  threaded=True, single_process=True, only_frameworks=frozenset({"flask"}),
+                  notes="Werkzeug's development server, threaded, debug off"),
+    ServerVariant("granian", "wsgi", "Granian", "granian-wsgi", W, SYNC, ("granian==2.8.7",), granian(W),
+                  threaded=True, event_loop="tokio", http_parser="hyper (Rust)"),
+    # ASGI servers
+    ServerVariant("uvicorn", "", "Uvicorn", "uvicorn", A, COROUTINE, UVICORN_FAST, uvicorn("uvloop", "httptools"),
+                  event_loop="uvloop", http_parser="httptools"),
+    ServerVariant("uvicorn", "asyncio", "Uvicorn", "uvicorn", A, COROUTINE, UVICORN_PLAIN, uvicorn("asyncio", "h11"),
+                  event_loop="asyncio", http_parser="h11"),
+    ServerVariant("hypercorn", "", "Hypercorn", "asyncio", A, COROUTINE, ("hypercorn==0.18.0",), hypercorn("asyncio"),
+                  event_loop="asyncio", http_parser="h11"),
+    ServerVariant("hypercorn", "uvloop", "Hypercorn", "uvloop", A, COROUTINE, ("hypercorn==0.18.0", "uvloop==0.22.1"),
+                  hypercorn("uvloop"), event_loop="uvloop", http_parser="h11"),
+    ServerVariant("granian", "", "Granian", "granian-asgi", A, COROUTINE, ("granian==2.8.7", "uvloop==0.22.1"),
+                  granian(A), event_loop="uvloop", http_parser="hyper (Rust)"),
+    # Frameworks' own servers
+    ServerVariant("sanic", "", "Sanic", "sanic", O, COROUTINE, (), own_server, own_framework="sanic",
+                  event_loop="uvloop", http_parser="httptools"),
+    ServerVariant("aiohttp", "", "aiohttp", "aiohttp", O, COROUTINE, ("uvloop==0.22.1",), own_server,
+                  own_framework="aiohttp", event_loop="uvloop", http_parser="aiohttp (C)"),
+    ServerVariant("tornado", "", "Tornado", "tornado", O, COROUTINE, ("uvloop==0.22.1",), own_server,
+                  own_framework="tornado", event_loop="asyncio", http_parser="tornado (Python)"),
+)
+
+
+def _unavailable(reason: str) -> Callable[[Stack], Stack]:
+    return lambda stack: replace(stack, stack_unavailable=reason)
+
+
+# Pairings that exist on paper but cannot run here, each with the reason found when tried.
+STACK_EXCEPTIONS: dict[str, Callable[[Stack], Stack]] = {}

@@ -1,0 +1,53 @@
+"""What the harness needs on this machine, what is missing, and the command that fixes it."""
+
+from __future__ import annotations
+
+import shutil
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+from pywebbench.envs import uv_binary
+
+
+@dataclass(frozen=True)
+class Requirement:
+    name: str
+    purpose: str
+    present: bool
+    detail: str
+    fix: str
+    required: bool = True
+
+
+def _command(name: str, purpose: str, package: str, required: bool = True) -> Requirement:
+    path = shutil.which(name)
+    return Requirement(name, purpose, path is not None, path or "not on PATH",
+                       f"sudo apt-get install -y {package}", required)
+
+
+def _header(name: str, path: Path, purpose: str, package: str) -> Requirement:
+    return Requirement(name, purpose, path.exists(), str(path), f"sudo apt-get install -y {package}", False)
+
+
+def check() -> list[Requirement]:
+    try:
+        uv = uv_binary()
+        uv_ok = True
+    except FileNotFoundError:
+        uv, uv_ok = "not found", False
+    python_h = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    return [
+        _command("wrk", "closed-loop load generator (default)", "wrk"),
+        _command("ab", "ApacheBench, the seeds' fixed-count generator", "apache2-utils"),
+        _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
+        Requirement("uv", "builds each stack's isolated environment", uv_ok, uv, "./scripts/install.sh"),
+        _command("cc", "compiles meinheld, bjoern and uWSGI from source", "build-essential", required=False),
+        _header("libev", Path("/usr/include/ev.h"), "bjoern's event loop", "libev-dev"),
+        Requirement("Python.h", "compiling C servers against this Python", python_h.exists(), str(python_h),
+                    "sudo apt-get install -y python3-dev", False),
+    ]
+
+
+def missing_required() -> list[Requirement]:
+    return [r for r in check() if r.required and not r.present]

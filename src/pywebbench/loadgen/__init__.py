@@ -1,0 +1,1 @@
+"""Native load generators behind one interface."""

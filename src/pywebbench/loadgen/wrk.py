@@ -1,0 +1,94 @@
+"""wrk, closed-loop, reporting through a Lua done() hook that writes JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
+from pywebbench.procs import ManagedProcess
+from pywebbench.results.model import Latency, LoadResult, SocketErrors
+
+US_PER_MS = 1000.0
+
+
+class Wrk:
+    name = "wrk"
+
+    def __init__(self, binary: str = "wrk") -> None:
+        self.binary = binary
+
+    def version(self) -> str:
+        path = shutil.which(self.binary)
+        if path is None:
+            return "missing"
+        done = subprocess.run([path, "-v"], capture_output=True, text=True, check=False)
+        first = (done.stdout or done.stderr).strip().splitlines()
+        return first[0] if first else "unknown"
+
+    def command(self, request: LoadRequest, script: Path) -> list[str]:
+        threads = max(1, min(len(request.cpus) or 1, request.connections))
+        argv = [
+            *taskset_prefix(request.cpus),
+            self.binary,
+            "--threads", str(threads),
+            "--connections", str(request.connections),
+            "--duration", f"{max(1, math.ceil(request.duration_s))}s",
+            "--timeout", f"{max(1, math.ceil(request.timeout_s))}s",
+            "--script", str(script),
+        ]
+        if not request.keepalive:
+            argv += ["--header", "Connection: close"]
+        return [*argv, request.url]
+
+    def run(self, request: LoadRequest, work_dir: Path) -> LoadResult:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        report = work_dir / f"{request.label}.wrk.json"
+        report.unlink(missing_ok=True)
+        script = work_dir / "wrk_report.lua"
+        if not script.exists():
+            lua = resources.files("pywebbench.loadgen").joinpath("wrk_report.lua")
+            script.write_text(lua.read_text(encoding="utf-8"), encoding="utf-8")
+        argv = self.command(request, script)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYWEBBENCH_WRK_REPORT": str(report)}
+        proc = ManagedProcess(argv, env=env, log_dir=work_dir, name=f"{request.label}.wrk")
+        with proc:
+            try:
+                code = proc.wait(timeout=request.duration_s + request.timeout_s + 30)
+            except subprocess.TimeoutExpired as exc:
+                raise LoadGenError("wrk did not finish in time") from exc
+        if code != 0 or not report.exists():
+            raise LoadGenError(f"wrk exited {code}: {proc.stderr_tail(5)}")
+        return parse_wrk_report(json.loads(report.read_text()), tuple(argv))
+
+
+def parse_wrk_report(data: dict[str, Any], command: tuple[str, ...] = ()) -> LoadResult:
+    """Turn the Lua hook's JSON into a LoadResult (wrk's status errors are its non-2xx)."""
+    errors = data["errors"]
+    lat = data["latency_us"]
+    return LoadResult(
+        generator="wrk",
+        requests=int(data["requests"]),
+        duration_s=float(data["duration_us"]) / 1e6,
+        socket_errors=SocketErrors(
+            connect=int(errors["connect"]),
+            read=int(errors["read"]),
+            write=int(errors["write"]),
+            timeout=int(errors["timeout"]),
+        ),
+        non_2xx=int(errors["status"]),
+        latency=Latency(
+            mean_ms=float(lat["mean"]) / US_PER_MS,
+            stdev_ms=float(lat["stdev"]) / US_PER_MS,
+            max_ms=float(lat["max"]) / US_PER_MS,
+            percentiles=tuple((float(p), float(v) / US_PER_MS) for p, v in lat["percentiles"]),
+        ),
+        bytes_read=int(data["bytes"]),
+        command=command,
+    )

@@ -1,0 +1,205 @@
+"""Every knob of a run as one frozen value; config file < environment < command-line flags."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from pywebbench.errors import UserError
+
+ENV_PREFIX = "PYWEBBENCH_"
+
+# Seed 000's headline stacks plus one of each other server family: a few minutes on 2 cores.
+DEFAULT_SUITE: tuple[str, ...] = (
+    "flask:gunicorn-sync",
+    "flask:gunicorn-gthread",
+    "flask:gunicorn-gevent",
+    "flask:gunicorn-meinheld",
+    "flask:uwsgi",
+    "falcon:gunicorn-sync",
+    "bottle:bjoern",
+    "starlette:uvicorn",
+    "fastapi:uvicorn",
+    "starlette:granian",
+    "quart:hypercorn",
+    "sanic:sanic",
+    "aiohttp:aiohttp",
+    "tornado:tornado",
+)
+
+
+@dataclass(frozen=True)
+class CpuSplit:
+    """Disjoint CPU sets for the stack and the load generator, so neither steals the other's."""
+
+    stack: tuple[int, ...]
+    loadgen: tuple[int, ...]
+
+    @property
+    def disjoint(self) -> bool:
+        return not set(self.stack) & set(self.loadgen)
+
+
+def parse_cpu_list(text: str) -> tuple[int, ...]:
+    """'0-2,5' -> (0, 1, 2, 5), the syntax taskset and cpusets use."""
+    cpus: set[int] = set()
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if "-" in part:
+                low, high = (int(x) for x in part.split("-", 1))
+                if high < low:
+                    raise ValueError
+                cpus.update(range(low, high + 1))
+            else:
+                cpus.add(int(part))
+    except ValueError:
+        raise UserError(f"bad CPU list {text!r}: use a form like 0-2,5") from None
+    if not cpus:
+        raise UserError(f"empty CPU list {text!r}")
+    return tuple(sorted(cpus))
+
+
+def default_split(available: tuple[int, ...]) -> CpuSplit:
+    """A quarter of the CPUs (at least one) for the generator, the rest for the stack."""
+    if len(available) < 2:
+        return CpuSplit(stack=available, loadgen=available)
+    share = max(1, len(available) // 4)
+    return CpuSplit(stack=available[share:], loadgen=available[:share])
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    stacks: tuple[str, ...] = DEFAULT_SUITE
+    workloads: tuple[str, ...] = ("hello",)
+    connections: int = 100
+    duration_s: float = 5.0
+    warmup_s: float = 2.0
+    workers: int | None = None
+    threads: int | None = None
+    stack_cpus: tuple[int, ...] | None = None
+    loadgen_cpus: tuple[int, ...] | None = None
+    generator: str = "wrk"
+    requests: int | None = None
+    repeats: int = 1
+    keepalive: bool = True
+    timeout_s: float = 5.0
+    ready_timeout_s: float = 60.0
+    seed: int | None = None
+    out_dir: Path | None = None
+    default_threads: int = field(default=10)
+
+    def validate(self) -> RunOptions:
+        positive = {
+            "connections": self.connections,
+            "duration": self.duration_s,
+            "repeats": self.repeats,
+            "timeout": self.timeout_s,
+            "ready-timeout": self.ready_timeout_s,
+        }
+        for name, value in positive.items():
+            if value <= 0:
+                raise UserError(f"--{name} must be positive, got {value}")
+        if self.warmup_s < 0:
+            raise UserError(f"--warmup must be zero or positive, got {self.warmup_s}")
+        for name, count in (("workers", self.workers), ("threads", self.threads), ("requests", self.requests)):
+            if count is not None and count <= 0:
+                raise UserError(f"--{name} must be positive, got {count}")
+        if not self.stacks:
+            raise UserError("no stack selected")
+        if not self.workloads:
+            raise UserError("no workload selected")
+        return self
+
+    def cpu_split(self, available: tuple[int, ...]) -> CpuSplit:
+        base = default_split(available)
+        split = CpuSplit(
+            stack=self.stack_cpus if self.stack_cpus is not None else base.stack,
+            loadgen=self.loadgen_cpus if self.loadgen_cpus is not None else base.loadgen,
+        )
+        unknown = (set(split.stack) | set(split.loadgen)) - set(available)
+        if unknown:
+            raise UserError(f"CPUs {sorted(unknown)} are not usable here (usable: {list(available)})")
+        return split
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["out_dir"] = str(self.out_dir) if self.out_dir else None
+        return data
+
+
+_FIELDS = {f.name: f for f in fields(RunOptions)}
+_ALIASES = {"duration": "duration_s", "warmup": "warmup_s", "timeout": "timeout_s", "ready_timeout": "ready_timeout_s"}
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Config-file and environment values into the field's type, with a one-line error."""
+    current = getattr(RunOptions(), name)
+    try:
+        if name in ("stacks", "workloads"):
+            items = value.split(",") if isinstance(value, str) else list(value)
+            return tuple(str(v).strip() for v in items if str(v).strip())
+        if name in ("stack_cpus", "loadgen_cpus"):
+            return parse_cpu_list(value) if isinstance(value, str) else tuple(int(v) for v in value)
+        if name == "out_dir":
+            return Path(value)
+        if name == "keepalive":
+            if isinstance(value, bool):
+                return value
+            return str(value).lower() in ("1", "true", "yes", "on")
+        if name in ("workers", "threads", "requests", "seed", "repeats", "connections", "default_threads"):
+            return int(value)
+        if isinstance(current, float) or name.endswith("_s"):
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise UserError(f"option {name}: cannot use {value!r}") from None
+
+
+def _canonical(key: str) -> str:
+    name = key.replace("-", "_").lower()
+    name = _ALIASES.get(name, name)
+    if name not in _FIELDS:
+        raise UserError(f"unknown option {key!r}")
+    return name
+
+
+def from_sources(
+    *,
+    config_file: Path | None,
+    environ: Mapping[str, str],
+    flags: Mapping[str, Any],
+) -> RunOptions:
+    """Layer the three sources: config file, then PYWEBBENCH_* variables, then flags."""
+    values: dict[str, Any] = {}
+    if config_file is not None:
+        try:
+            data = tomllib.loads(config_file.read_text())
+        except OSError as exc:
+            raise UserError(f"cannot read config {config_file}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise UserError(f"malformed config {config_file}: {exc}") from None
+        table = data.get("run", data)
+        if not isinstance(table, dict):
+            raise UserError(f"{config_file}: [run] must be a table")
+        for key, value in table.items():
+            name = _canonical(key)
+            values[name] = _coerce(name, value)
+    for key, value in environ.items():
+        if key.startswith(ENV_PREFIX) and key not in ("PYWEBBENCH_CACHE",):
+            name = _canonical(key[len(ENV_PREFIX):])
+            values[name] = _coerce(name, value)
+    for key, value in flags.items():
+        if value is not None:
+            values[_canonical(key)] = value
+    return replace(RunOptions(), **values).validate()
+
+
+def environment() -> Mapping[str, str]:
+    return os.environ

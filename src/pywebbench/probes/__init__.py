@@ -1,0 +1,1 @@
+"""What the harness observes about the machine and the processes it runs."""

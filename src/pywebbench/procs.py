@@ -1,0 +1,165 @@
+"""Child processes: each in its own process group, stopped TERM -> grace -> KILL, then reaped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+import psutil
+
+DEFAULT_GRACE_S = 5.0
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the kernel just gave out; good enough for a child that binds it next."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class ManagedProcess:
+    """A child in its own process group whose whole tree is gone after stop().
+
+    Own process group: a Ctrl-C at the terminal reaches only the harness, which then stops
+    the children in order, and one killpg reaches every worker a server forked.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        log_dir: Path,
+        name: str,
+        cwd: Path | None = None,
+        grace_s: float = DEFAULT_GRACE_S,
+    ) -> None:
+        self.argv = list(argv)
+        self.env = dict(env)
+        self.name = name
+        self.cwd = cwd
+        self.grace_s = grace_s
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.stdout_path = log_dir / f"{name}.stdout.log"
+        self.stderr_path = log_dir / f"{name}.stderr.log"
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._known: dict[int, psutil.Process] = {}
+
+    @property
+    def pid(self) -> int:
+        if self._popen is None:
+            raise RuntimeError(f"{self.name} was not started")
+        return self._popen.pid
+
+    def start(self) -> ManagedProcess:
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self._popen = subprocess.Popen(
+                self.argv,
+                env=self.env,
+                cwd=self.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                process_group=0,
+                close_fds=True,
+            )
+        return self
+
+    def poll(self) -> int | None:
+        return None if self._popen is None else self._popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self._popen is None:
+            raise RuntimeError(f"{self.name} was not started")
+        return self._popen.wait(timeout)
+
+    def tree(self) -> list[psutil.Process]:
+        """The child and its descendants, remembered so stop() also reaches escapees."""
+        try:
+            root = psutil.Process(self.pid)
+            found = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            found = []
+        for proc in found:
+            self._known.setdefault(proc.pid, proc)
+        return found
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        return tail(self.stderr_path, lines)
+
+    def stop(self) -> int | None:
+        """SIGTERM to the group, a grace period, SIGKILL, then reap. Idempotent."""
+        if self._popen is None:
+            return None
+        self.tree()
+        pgid = self._popen.pid
+        _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + self.grace_s
+        while time.monotonic() < deadline:
+            if self._popen.poll() is not None and not _group_alive(pgid):
+                break
+            time.sleep(0.05)
+        _signal_group(pgid, signal.SIGKILL)
+        for proc in self._known.values():
+            _kill_if_same(proc)
+        code = self._popen.wait()
+        _wait_group_gone(pgid, timeout_s=5.0)
+        return code
+
+    def __enter__(self) -> ManagedProcess:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    """True while any process (zombies excepted) is left in the group."""
+    for proc in psutil.process_iter(["pid", "status"]):
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                return True
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return False
+
+
+def _wait_group_gone(pgid: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _kill_if_same(proc: psutil.Process) -> None:
+    """SIGKILL a remembered descendant unless its pid now belongs to someone else."""
+    try:
+        if proc.is_running():
+            proc.kill()
+    except psutil.Error:
+        pass

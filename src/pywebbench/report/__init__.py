@@ -1,0 +1,1 @@
+"""Pure renderers: a ResultSet in, text out. No service runs to build any report."""

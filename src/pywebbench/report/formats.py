@@ -1,0 +1,26 @@
+"""Report formats by name, checked before any minute is spent (hyperfine's habit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pywebbench.errors import UserError
+from pywebbench.report.csv_format import render_csv
+from pywebbench.report.json_format import render_json
+from pywebbench.report.terminal import render_terminal
+from pywebbench.results.model import ResultSet
+
+Renderer = Callable[[ResultSet], str]
+
+FORMATS: dict[str, Renderer] = {
+    "terminal": render_terminal,
+    "csv": render_csv,
+    "json": render_json,
+}
+
+
+def renderer(name: str) -> Renderer:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise UserError(f"unknown report format {name!r}; choose from {', '.join(FORMATS)}") from None

@@ -1,0 +1,95 @@
+"""Before any load: is the server up, does every endpoint answer exactly, is keep-alive on."""
+
+from __future__ import annotations
+
+import http.client
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pywebbench.workloads import Workload
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    media_type: str
+    body: bytes
+    will_close: bool
+
+
+def fetch(host: str, port: int, path: str, timeout_s: float = 5.0) -> Answer:
+    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read()
+        media = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
+        return Answer(resp.status, media, body, resp.will_close)
+    finally:
+        conn.close()
+
+
+class NotReady(Exception):
+    pass
+
+
+def wait_ready(
+    host: str,
+    port: int,
+    path: str,
+    *,
+    timeout_s: float,
+    alive: Callable[[], bool],
+) -> float:
+    """Poll until the server answers HTTP; returns seconds waited. Fails fast if it exits."""
+    start = time.monotonic()
+    last_error = "no answer"
+    while time.monotonic() - start < timeout_s:
+        if not alive():
+            raise NotReady("server exited before it was ready")
+        try:
+            fetch(host, port, path, timeout_s=2.0)
+            return time.monotonic() - start
+        except (OSError, http.client.HTTPException) as exc:
+            last_error = f"{type(exc).__name__}: {exc}"
+        time.sleep(0.05)
+    raise NotReady(f"not ready after {timeout_s:.0f}s ({last_error})")
+
+
+def check_answer(workload: Workload, answer: Answer) -> str | None:
+    """None when the answer is exactly what the workload expects, else what differs."""
+    expect = workload.expect
+    if answer.status != expect.status:
+        return f"{workload.path}: status {answer.status}, expected {expect.status}"
+    if answer.media_type != expect.media_type:
+        return f"{workload.path}: content type {answer.media_type!r}, expected {expect.media_type!r}"
+    if answer.body != expect.body:
+        return f"{workload.path}: body {answer.body[:60]!r}, expected {expect.body[:60]!r}"
+    return None
+
+
+def verify_endpoint(host: str, port: int, workload: Workload) -> str | None:
+    try:
+        return check_answer(workload, fetch(host, port, workload.path))
+    except (OSError, http.client.HTTPException) as exc:
+        return f"{workload.path}: {type(exc).__name__}: {exc}"
+
+
+def keeps_alive(host: str, port: int, path: str) -> bool:
+    """Does the server keep an HTTP/1.1 connection open after a response?"""
+    conn = http.client.HTTPConnection(host, port, timeout=5.0)
+    try:
+        conn.request("GET", path)
+        first = conn.getresponse()
+        first.read()
+        if first.will_close:
+            return False
+        conn.request("GET", path)
+        second = conn.getresponse()
+        second.read()
+        return True
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
