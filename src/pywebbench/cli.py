@@ -84,7 +84,7 @@ def cmd_list(args: argparse.Namespace, catalog: Catalog) -> int:
     stacks = list(catalog.stacks)
     if args.stack:
         stacks = [s for pattern in args.stack for s in _glob(catalog, pattern)]
-    rows = []
+    rows: list[dict[str, object]] = []
     for stack in stacks:
         spec = EnvSpec(stack.requirements, stack.overrides, sys.executable)
         reason = stack.unavailable
@@ -117,7 +117,7 @@ def cmd_list(args: argparse.Namespace, catalog: Catalog) -> int:
         return 0
     from rich.table import Table
 
-    table = Table(title=f"{len(rows)} stacks ({sum(r['available'] for r in rows)} available)")
+    table = Table(title=f"{len(rows)} stacks ({len([r for r in rows if r['available']])} available)")
     for col in ("Stack", "Interface", "Type", "Loop / parser", "Available"):
         table.add_column(col)
     for r in rows:
@@ -142,7 +142,7 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
     flags = {name: getattr(args, name) for name in names}
     for name in ("stacks", "workloads"):
         if flags[name] is not None:
-            flags[name] = tuple(flags[name])  # type: ignore[arg-type]
+            flags[name] = tuple(flags[name])
     return flags
 
 

@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from pywebbench.results.model import EnvironmentRecord
 
@@ -82,6 +83,10 @@ class BuiltEnv:
     @property
     def bin_dir(self) -> Path:
         return self.path / "bin"
+
+
+class EnvProvider(Protocol):
+    def ensure(self, spec: EnvSpec, *, retry_failed: bool = False) -> BuiltEnv: ...
 
 
 class EnvironmentBuilder:

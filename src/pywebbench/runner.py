@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pywebbench.catalog.model import LaunchSpec, Stack
 from pywebbench.catalog.servers import APPS_DIR
-from pywebbench.envs import BuiltEnv, EnvBuildError, EnvironmentBuilder, EnvSpec
+from pywebbench.envs import BuiltEnv, EnvBuildError, EnvProvider, EnvSpec
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
 from pywebbench.plan import Plan, Session
 from pywebbench.procs import ManagedProcess, free_port
@@ -90,7 +90,7 @@ class Runner:
         run_dir: Path,
         writer: ResultsWriter,
         generator: LoadGenerator,
-        builder: EnvironmentBuilder,
+        builder: EnvProvider,
         python: str,
         ready_timeout_s: float = 60.0,
         request_timeout_s: float = 5.0,

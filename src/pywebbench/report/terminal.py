@@ -51,7 +51,7 @@ def render_terminal(results: ResultSet, width: int = 140) -> str:
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
         for row in rows:
             workers = f"{row.stack.workers}x{row.stack.threads}" if row.stack.threads > 1 else str(row.stack.workers)
-            valid = "yes" if row.valid else f"NO: {row.status}"
+            valid = "yes" if row.valid else ("NO: errors" if row.status == "ok" else f"NO: {row.status}")
             table.add_row(
                 row.stack.framework_title, _server(row), row.stack.concurrency, workers,
                 _num(row.rps, ",.0f"), _num(row.ratio, ".2f"), _num(row.p50_ms, ".1f"),

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs whatever pywebbench needs and is missing on a Debian/Ubuntu machine: the system
+# packages (load generators, compilers for the C servers) and the project's Python
+# environment, built by uv in .venv. Safe to run again: it only adds what is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+APT_PACKAGES=(
+  wrk apache2-utils util-linux procps        # load generators, taskset, ps
+  build-essential python3-dev python3-venv   # compiling meinheld, bjoern, uWSGI
+  libev-dev                                  # bjoern's event loop
+  ca-certificates curl git
+)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install: apt packages: ${missing[*]}" >&2
+  $SUDO apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# uv: the one on PATH, else a private copy from PyPI (Debian 12 does not package uv).
+if command -v uv >/dev/null 2>&1; then
+  UV=uv
+else
+  if [ ! -x .tools/uv/bin/uv ]; then
+    echo "install: uv into .tools/uv" >&2
+    python3 -m venv .tools/uv
+    .tools/uv/bin/pip install --quiet --disable-pip-version-check uv
+  fi
+  UV=.tools/uv/bin/uv
+fi
+
+# Never let uv fetch an interpreter: stacks run on the machine's own Python 3.11+.
+export UV_PYTHON_DOWNLOADS=never
+"$UV" sync --quiet --frozen 2>/dev/null || "$UV" sync --quiet

@@ -1,0 +1,54 @@
+import pytest
+
+from pywebbench.catalog.registry import build_catalog
+from pywebbench.errors import UserError
+from pywebbench.options import RunOptions
+from pywebbench.plan import make_plan, select_stacks
+
+CATALOG = build_catalog()
+
+
+def test_globs_select_in_catalog_order() -> None:
+    stacks, _ = select_stacks(CATALOG, ("flask:gunicorn-*",))
+    ids = [s.id for s in stacks]
+    assert ids[0] == "flask:gunicorn-sync"
+    assert "flask:gunicorn-gevent" in ids and all(i.startswith("flask:gunicorn-") for i in ids)
+
+
+def test_bad_patterns_are_refused() -> None:
+    with pytest.raises(UserError, match="FRAMEWORK:SERVER"):
+        select_stacks(CATALOG, ("flask",))
+    with pytest.raises(UserError, match="no stack matches"):
+        select_stacks(CATALOG, ("nothing:*",))
+
+
+def test_plan_counts_workers_from_stack_cpus() -> None:
+    options = RunOptions(stacks=("flask:gunicorn-sync", "starlette:uvicorn", "flask:gunicorn-gthread"))
+    plan = make_plan(CATALOG, options, (0, 1, 2, 3))
+    by_id = {s.stack.id: s for s in plan.sessions}
+    assert plan.split.loadgen == (0,) and plan.split.stack == (1, 2, 3)
+    assert by_id["flask:gunicorn-sync"].workers == 7
+    assert by_id["starlette:uvicorn"].workers == 3
+    assert by_id["flask:gunicorn-gthread"].threads == options.default_threads
+    assert by_id["flask:gunicorn-sync"].threads == 1
+    assert all(t.loadgen_cpus == (0,) for t in plan.trials)
+
+
+def test_explicit_counts_win() -> None:
+    plan = make_plan(CATALOG, RunOptions(stacks=("flask:gunicorn-gthread",), workers=2, threads=40), (0, 1))
+    assert (plan.sessions[0].workers, plan.sessions[0].threads) == (2, 40)
+
+
+def test_rounds_reshuffle_and_cover_every_stack() -> None:
+    stacks = ("flask:gunicorn-sync", "starlette:uvicorn", "bottle:bjoern", "falcon:gunicorn-sync")
+    plan = make_plan(CATALOG, RunOptions(stacks=stacks, repeats=4, seed=7), (0, 1))
+    rounds = [[s.stack.id for s in plan.sessions if s.round == r] for r in range(1, 5)]
+    assert all(sorted(r) == sorted(stacks) for r in rounds)
+    assert len({tuple(r) for r in rounds}) > 1
+    again = make_plan(CATALOG, RunOptions(stacks=stacks, repeats=4, seed=7), (0, 1))
+    assert [s.stack.id for s in again.sessions] == [s.stack.id for s in plan.sessions]
+
+
+def test_unknown_workload_is_refused() -> None:
+    with pytest.raises(UserError, match="unknown workload"):
+        make_plan(CATALOG, RunOptions(stacks=("flask:gunicorn-sync",), workloads=("nope",)), (0, 1))

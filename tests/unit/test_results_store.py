@@ -1,0 +1,59 @@
+from pathlib import Path
+
+import pytest
+
+from pywebbench.errors import UserError
+from pywebbench.loadgen.fake import synthetic_result
+from pywebbench.results.model import EnvironmentRecord, TrialStatus
+from pywebbench.results.store import ResultsWriter, load_results, results_path
+from support.builders import header, trial
+
+
+def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
+    writer = ResultsWriter(results_path(tmp_path), header())
+    env = EnvironmentRecord("abc", "CPython 3.11.7", ("flask==3.1.3",), (), ("flask==3.1.3", "werkzeug==3.1.9"))
+    writer.add_environment(env)
+    first = trial("flask:gunicorn-sync", 1000.0)
+    writer.add_trial(first)
+    writer.finish("complete")
+    writer.close()
+    loaded = load_results(tmp_path)
+    assert loaded.complete
+    assert loaded.trials == (first,)
+    assert loaded.environments["abc"] == env
+    assert loaded.header == header()
+
+
+def test_interrupted_run_keeps_finished_trials_and_survives_a_torn_line(tmp_path: Path) -> None:
+    path = results_path(tmp_path)
+    writer = ResultsWriter(path, header())
+    writer.add_trial(trial("flask:gunicorn-sync", 1000.0))
+    writer.close()
+    with open(path, "a") as f:
+        f.write('{"record": "trial", "spec": {')  # the harness died mid-write
+    loaded = load_results(tmp_path)
+    assert not loaded.complete
+    assert len(loaded.trials) == 1
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = results_path(tmp_path)
+    path.write_text('{"record": "run", "schema_version": 99}\n')
+    with pytest.raises(UserError, match="upgrade pywebbench"):
+        load_results(tmp_path)
+
+
+def test_missing_and_garbled_files_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="no results file"):
+        load_results(tmp_path)
+    results_path(tmp_path).write_text("garbage\n{}\n")
+    with pytest.raises(UserError, match="not a JSON record"):
+        load_results(tmp_path)
+
+
+def test_validity_follows_errors() -> None:
+    assert trial("a:b", 10.0).valid
+    bad = trial("a:b", 10.0, load=synthetic_result(10.0, 1.0, non_2xx=1))
+    assert not bad.valid
+    failed = trial("a:b", 10.0, status=TrialStatus.SERVER_FAILED)
+    assert not failed.valid

@@ -1,0 +1,58 @@
+"""The runner end to end with a real (stdlib) server process and the fake generator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psutil
+
+from pywebbench.loadgen.fake import FakeLoadGenerator
+from pywebbench.plan import Plan, Session
+from pywebbench.options import CpuSplit
+from pywebbench.results.model import TrialSpec, TrialStatus
+from pywebbench.results.store import ResultsWriter, load_results, results_path
+from pywebbench.runner import Runner
+from pywebbench.workloads import HELLO
+from support.builders import header
+from support.fakes import CurrentPythonBuilder, stdlib_stack
+
+
+def _plan(*modes: str) -> Plan:
+    sessions = []
+    for mode in modes:
+        stack = stdlib_stack(mode)
+        spec = TrialSpec(f"t-{mode}", stack.id, "hello", 10, 1.0, 0.5, 1, "fake", 1, 1)
+        sessions.append(Session(stack, 1, 1, 1, (spec,), (HELLO,)))
+    return Plan(tuple(sessions), (), CpuSplit((), ()), 0)
+
+
+def _run(tmp_path: Path, plan: Plan) -> tuple[Runner, FakeLoadGenerator]:
+    generator = FakeLoadGenerator()
+    writer = ResultsWriter(results_path(tmp_path), header())
+    runner = Runner(run_dir=tmp_path, writer=writer, generator=generator, builder=CurrentPythonBuilder(),
+                    python="python3", ready_timeout_s=10)
+    runner.run(plan)
+    writer.finish("complete")
+    writer.close()
+    return runner, generator
+
+
+def test_good_bad_and_dying_servers_each_end_as_they_should(tmp_path: Path) -> None:
+    runner, generator = _run(tmp_path, _plan("ok", "wrong", "die", "ok"))
+    statuses = [t.status for t in load_results(tmp_path).trials]
+    assert statuses == [TrialStatus.OK, TrialStatus.INVALID_RESPONSE, TrialStatus.SERVER_FAILED, TrialStatus.OK]
+    wrong, died = runner.results[1], runner.results[2]
+    assert wrong.error and "body" in wrong.error and wrong.load is None
+    assert died.error and "boom: cannot import the app" in died.error
+    # warmup + measured window for each of the two good servers; none for the others
+    assert [r.label.endswith("warmup") for r in generator.requests] == [True, False, True, False]
+    assert runner.results[0].keepalive is True
+    assert runner.results[0].stack.argv[-2:] == ("--mode", "ok")
+
+
+def test_whole_process_group_is_gone_after_the_session(tmp_path: Path) -> None:
+    before = {p.pid for p in psutil.process_iter()}
+    _run(tmp_path, _plan("fork"))
+    leftovers = [p for p in psutil.process_iter(["cmdline"])
+                 if p.pid not in before and "hello_server.py" in " ".join(p.info["cmdline"] or [])]
+    assert leftovers == []
