@@ -31,7 +31,7 @@ from pywebbench.results.model import RunHeader
 from pywebbench.results.store import ResultsWriter, load_results, results_path
 from pywebbench.runner import Progress, Runner
 
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _positive_int(text: str) -> int:
@@ -260,5 +260,5 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_list(args, catalog)
         return cmd_run(args, catalog)
     except UserError as exc:
-        err.print(f"pywebbench: error: {exc}")
+        print(f"pywebbench: error: {exc}", file=sys.stderr)  # one line, never wrapped
         return 2

@@ -38,7 +38,7 @@ def test_no_stack_pairs_an_asgi_app_with_a_wsgi_server() -> None:
 
 
 def test_invalid_pairing_is_refused_with_the_reason() -> None:
-    with pytest.raises(UserError, match="ASGI app and gunicorn-sync serves WSGI only"):
+    with pytest.raises(UserError, match="an ASGI app and gunicorn-sync serves WSGI only"):
         CATALOG.resolve("starlette:gunicorn-sync")
     with pytest.raises(UserError, match="own server"):
         CATALOG.resolve("flask:sanic")

@@ -24,7 +24,7 @@ def pairing_problem(framework: Framework, server: ServerVariant) -> str | None:
     if server.interface not in framework.interfaces:
         offered = "/".join(sorted(i.value for i in framework.interfaces if i is not Interface.OWN))
         return (
-            f"{framework.title} is a {offered} app and {server.key} serves {server.interface.value} only"
+            f"{framework.title} is an {offered} app and {server.key} serves {server.interface.value} only"
         )
     return None
 
