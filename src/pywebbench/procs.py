@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -10,6 +11,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import psutil
 
@@ -47,12 +49,14 @@ class ManagedProcess:
         name: str,
         cwd: Path | None = None,
         grace_s: float = DEFAULT_GRACE_S,
+        user: str | None = None,
     ) -> None:
         self.argv = list(argv)
         self.env = dict(env)
         self.name = name
         self.cwd = cwd
         self.grace_s = grace_s
+        self.user = user
         log_dir.mkdir(parents=True, exist_ok=True)
         self.stdout_path = log_dir / f"{name}.stdout.log"
         self.stderr_path = log_dir / f"{name}.stderr.log"
@@ -76,6 +80,7 @@ class ManagedProcess:
                 stderr=err,
                 process_group=0,
                 close_fds=True,
+                **_identity(self.user),
             )
         return self
 
@@ -130,6 +135,20 @@ class ManagedProcess:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _identity(user: str | None) -> dict[str, Any]:
+    """Popen arguments that run the child as `user`, with that user's groups, not root's.
+
+    Needed for servers that refuse to run as root (PostgreSQL, PgBouncer); switching needs
+    root, so naming the current user changes nothing.
+    """
+    if user is None:
+        return {}
+    entry = pwd.getpwnam(user)
+    if entry.pw_uid == os.geteuid():
+        return {}
+    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": os.getgrouplist(user, entry.pw_gid)}
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

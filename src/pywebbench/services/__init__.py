@@ -1,0 +1,112 @@
+"""Private backing services (PostgreSQL, PgBouncer, nginx), each a context manager.
+
+Every instance is ours alone: its own directory, config file and ports on 127.0.0.1,
+started as a ManagedProcess and gone after exit. This module holds what they share; import
+the services from their modules (`pywebbench.services.postgres`, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pywebbench.procs import ManagedProcess, tail
+
+HOST = "127.0.0.1"
+# PostgreSQL and PgBouncer refuse to run as root; as root they run as the Debian package's user.
+UNPRIVILEGED_USER = "postgres"
+
+
+class ServiceError(RuntimeError):
+    """A service failed to start or to answer: a one-line message, then its log tail."""
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(f"{message}\n{log_tail}".rstrip())
+        self.message = message
+        self.log_tail = log_tail
+
+
+def unprivileged_user() -> str | None:
+    """Who runs a root-shy server: the postgres user when we are root, else ourselves (None)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(UNPRIVILEGED_USER)
+    except KeyError:
+        raise ServiceError(
+            f"running as root, but there is no {UNPRIVILEGED_USER!r} user to run PostgreSQL and PgBouncer as"
+        ) from None
+    return UNPRIVILEGED_USER
+
+
+def give_to(user: str | None, *paths: Path) -> None:
+    """Hand files we wrote to the user the server runs as (no-op when that is us)."""
+    if user is None:
+        return
+    entry = pwd.getpwnam(user)
+    for path in paths:
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+
+
+def check_reachable(path: Path, user: str | None) -> None:
+    """Fail early, with advice, when `user` cannot reach `path` (e.g. a work dir under /root)."""
+    if user is None:
+        return
+    entry = pwd.getpwnam(user)
+    probe = subprocess.run(
+        ["test", "-x", str(path)], user=entry.pw_uid, group=entry.pw_gid,
+        extra_groups=os.getgrouplist(user, entry.pw_gid), check=False, timeout=10,
+    )
+    if probe.returncode != 0:
+        raise ServiceError(
+            f"user {user!r} cannot reach {path}: every parent directory must be searchable by it "
+            f"(chmod o+x), or choose a work directory under e.g. /tmp or /var/tmp"
+        )
+
+
+def tool_output(argv: Sequence[str]) -> str:
+    """What a `--version`-style command prints (some print to stderr), stripped."""
+    done = subprocess.run(list(argv), capture_output=True, text=True, check=False, timeout=30)
+    return (done.stdout.strip() or done.stderr.strip())
+
+
+def run_to_end(proc: ManagedProcess, *, timeout_s: float, what: str) -> None:
+    """Run a one-shot command to completion; on failure or timeout raise with its log tail."""
+    with proc:
+        try:
+            code = proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            raise ServiceError(f"{what} did not finish within {timeout_s:g}s", proc.stderr_tail()) from None
+    if code != 0:
+        raise ServiceError(f"{what} failed with exit code {code}", proc.stderr_tail())
+
+
+def wait_until(
+    ready: Callable[[], bool],
+    *,
+    proc: ManagedProcess,
+    timeout_s: float,
+    what: str,
+    log: Path | None = None,
+    interval_s: float = 0.05,
+) -> None:
+    """Poll `ready` until it holds; raise with the log tail (`log`, else stderr) if the process
+    dies or time runs out."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        code = proc.poll()
+        if code is not None:
+            raise ServiceError(f"{what} exited with code {code} while starting", _tail(proc, log))
+        if ready():
+            return
+        if time.monotonic() > deadline:
+            raise ServiceError(f"{what} was not ready within {timeout_s:g}s", _tail(proc, log))
+        time.sleep(interval_s)
+
+
+def _tail(proc: ManagedProcess, log: Path | None) -> str:
+    return (tail(log) if log is not None else "") or proc.stderr_tail()

@@ -1,0 +1,181 @@
+"""A private nginx: `GET /static` as the machine's baseline, and optionally a proxy to the app."""
+
+from __future__ import annotations
+
+import grp
+import http.client
+import os
+import pwd
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.services import HOST, tool_output, wait_until
+
+BINARY = "/usr/sbin/nginx"
+STATIC_PATH = "/static"
+DEFAULT_STATIC_BODY = b"Hello World!"
+READY_TIMEOUT_S = 20.0
+_TEMP_DIRS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+
+
+@dataclass(frozen=True)
+class NginxInfo:
+    """What a started nginx exposes, and what a result records about it."""
+
+    host: str
+    port: int
+    version: str
+    config_text: str  # the nginx.conf we wrote
+    workers: int
+    upstream_port: int | None
+
+    @property
+    def static_url(self) -> str:
+        return f"http://{self.host}:{self.port}{STATIC_PATH}"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+class NginxService:
+    """`with NginxService(work_dir, static_body=b"...", upstream_port=app_port) as nginx:`."""
+
+    def __init__(
+        self,
+        work_dir: Path,
+        *,
+        static_body: bytes | None = None,
+        upstream_port: int | None = None,
+        workers: int = 1,
+        upstream_keepalive: int = 1024,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.work_dir = work_dir
+        self.static_body = DEFAULT_STATIC_BODY if static_body is None else static_body
+        self.upstream_port = upstream_port
+        self.workers = workers
+        self.upstream_keepalive = upstream_keepalive
+        self._info: NginxInfo | None = None
+        self._stack = ExitStack()
+
+    @property
+    def info(self) -> NginxInfo:
+        if self._info is None:
+            raise RuntimeError("nginx is not running")
+        return self._info
+
+    def __enter__(self) -> NginxService:
+        with ExitStack() as stack:
+            for name in _TEMP_DIRS:
+                (self.work_dir / "temp" / name).mkdir(parents=True, exist_ok=True)
+            (self.work_dir / "static.txt").write_bytes(self.static_body)
+            port = free_port(HOST)
+            text = self.render_config(port)
+            conf = self.work_dir / "nginx.conf"
+            conf.write_text(text)
+            # -p/-c/-e: prefix, config and the startup error log all ours; without -e nginx
+            # first opens its compiled-in /var/log/nginx/error.log.
+            argv = [BINARY, "-p", str(self.work_dir), "-c", str(conf), "-e", str(self.work_dir / "error.log")]
+            proc = ManagedProcess(argv, env={}, log_dir=self.work_dir, name="nginx")
+            stack.enter_context(proc)
+            wait_until(lambda: _serves(port, len(self.static_body)), proc=proc, timeout_s=READY_TIMEOUT_S,
+                       what="nginx", log=self.work_dir / "error.log")
+            self._info = NginxInfo(HOST, port, tool_output([BINARY, "-v"]), text, self.workers, self.upstream_port)
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._info = None
+        self._stack.close()
+
+    def render_config(self, port: int) -> str:
+        work = self.work_dir
+        temp = work / "temp"
+        # As root, workers would default to `nobody`, who may not reach work_dir; they run as
+        # the harness's own user instead, like the app servers do.
+        user = f"user {_current_user()};\n" if os.geteuid() == 0 else ""
+        upstream = proxy = ""
+        if self.upstream_port is not None:
+            upstream = f"""
+    upstream app {{
+        server {HOST}:{self.upstream_port};
+        # Idle connections kept per worker: above the load's concurrency, nginx would close
+        # and reopen app connections mid-run.
+        keepalive {self.upstream_keepalive};
+        keepalive_requests 1000000;
+    }}
+"""
+            proxy = """
+        location / {
+            proxy_pass http://app;
+            # Keep-alive to the app: HTTP/1.1 and no "Connection: close" from nginx.
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+        }
+"""
+        return f"""\
+# Written by pywebbench for a private nginx; every run rewrites it.
+{user}daemon off;
+master_process on;
+worker_processes {self.workers};
+pid {work / "nginx.pid"};
+error_log {work / "error.log"} warn;
+
+events {{
+    worker_connections 10240;
+}}
+
+http {{
+    access_log off;
+    client_body_temp_path {temp / "client_body"};
+    proxy_temp_path {temp / "proxy"};
+    fastcgi_temp_path {temp / "fastcgi"};
+    uwsgi_temp_path {temp / "uwsgi"};
+    scgi_temp_path {temp / "scgi"};
+    types {{ }}
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nodelay on;
+    keepalive_timeout 75s;
+    # The default (1000) would make the load generator reconnect every 1000 requests.
+    keepalive_requests 1000000;
+{upstream}
+    server {{
+        listen {HOST}:{port} backlog=4096;
+        server_name localhost;
+
+        location = {STATIC_PATH} {{
+            alias {work / "static.txt"};
+            default_type "text/plain; charset=utf-8";
+        }}
+{proxy}    }}
+}}
+"""
+
+
+def _current_user() -> str:
+    return f"{pwd.getpwuid(os.geteuid()).pw_name} {grp.getgrgid(os.getegid()).gr_name}"
+
+
+def _serves(port: int, length: int) -> bool:
+    conn = http.client.HTTPConnection(HOST, port, timeout=2)
+    try:
+        conn.request("GET", STATIC_PATH)
+        response = conn.getresponse()
+        return response.status == 200 and len(response.read()) == length
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
