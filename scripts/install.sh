@@ -12,6 +12,7 @@ APT_PACKAGES=(
   wrk apache2-utils util-linux procps        # load generators, taskset, ps
   build-essential python3-dev python3-venv   # compiling meinheld, bjoern, uWSGI
   libev-dev                                  # bjoern's event loop
+  postgresql pgbouncer nginx-light           # private instances, started by the harness
   ca-certificates curl git
 )
 missing=()
@@ -24,6 +25,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "install: apt packages: ${missing[*]}" >&2
   $SUDO apt-get update -q
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Go builds the reference server and the upstream API; Debian's golang-go if none is on PATH.
+if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
+  $SUDO apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go
 fi
 
 # uv: the one on PATH, else a private copy from PyPI (Debian 12 does not package uv).
