@@ -140,7 +140,7 @@ class EnvironmentBuilder:
             _run([uv, "venv", "--quiet", "--python", spec.python, str(path)], env)
             reqs = path / "requirements.in"
             reqs.write_text("\n".join(spec.requirements) + "\n")
-            install = [uv, "pip", "install", "--quiet", "--python", str(path / "bin" / "python"), "-r", str(reqs)]
+            install = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(path / "bin" / "python"), "-r", str(reqs)]
             if spec.overrides:
                 overrides = path / "overrides.txt"
                 overrides.write_text("\n".join(spec.overrides) + "\n")

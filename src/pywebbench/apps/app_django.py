@@ -6,6 +6,10 @@ Settings are configured in-module: no database, no middleware, DEBUG off.
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
+from django.http import HttpRequest, HttpResponse
+from django.urls import path
 
 settings.configure(
     DEBUG=False,
@@ -20,11 +24,6 @@ settings.configure(
     USE_TZ=True,
     LOGGING_CONFIG=None,
 )
-
-from django.core.asgi import get_asgi_application  # noqa: E402
-from django.core.wsgi import get_wsgi_application  # noqa: E402
-from django.http import HttpRequest, HttpResponse  # noqa: E402
-from django.urls import path  # noqa: E402
 
 TEXT_PLAIN = "text/plain; charset=utf-8"
 

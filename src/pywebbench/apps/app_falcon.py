@@ -15,7 +15,9 @@ class Hello:
 
 
 class AsyncHello:
-    async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
+    async def on_get(
+        self, req: falcon.asgi.Request, resp: falcon.asgi.Response
+    ) -> None:
         resp.content_type = TEXT_PLAIN
         resp.text = "Hello World!"
 

@@ -73,14 +73,16 @@ def run_meinheld(app: Any, args: argparse.Namespace) -> None:
     from meinheld import server
 
     server.set_access_logger(None)
+    server.set_keepalive(10)  # off unless set, unlike every other server here
+    server.set_backlog(2048)  # only takes effect before listen()
     server.listen((args.host, args.port))
-    server.set_backlog(2048)
     prefork(args.workers, lambda: server.run(app))
 
 
 def run_waitress(app: Any, args: argparse.Namespace) -> None:
     import waitress
 
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "Task queue depth" under load
     waitress.serve(app, host=args.host, port=args.port, threads=args.threads, _quiet=True, connection_limit=2048, backlog=2048)
 
 
@@ -90,10 +92,11 @@ def run_cheroot(app: Any, args: argparse.Namespace) -> None:
     server = wsgi.Server((args.host, args.port), app, numthreads=args.threads, request_queue_size=2048)
 
     def stop(signum: int, _frame: object) -> None:
-        server.stop()
+        # server.stop() from the handler deadlocks on the serving thread; unwinding does not
+        raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, stop)
-    server.start()
+    server.safe_start()
 
 
 def run_werkzeug(app: Any, args: argparse.Namespace) -> None:

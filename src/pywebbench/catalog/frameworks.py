@@ -10,9 +10,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("flask", "Flask", frozenset({W}), ("flask==3.1.3",)),
     Framework("bottle", "Bottle", frozenset({W}), ("bottle==0.13.4",)),
     Framework("falcon", "Falcon", frozenset({W, A}), ("falcon==4.4.0",)),
-    Framework("django", "Django", frozenset({W, A}), ("django==5.2.8",)),
-    Framework("hug", "hug", frozenset({W}), ("hug==2.6.1",)),
-    Framework("apistar", "API Star", frozenset({W}), ("apistar==0.5.41",)),
+    # Django 6 needs Python 3.12; 5.2 is the LTS that runs on 3.11.
+    Framework("django", "Django", frozenset({W, A}), ("django==5.2.19",)),
+    Framework("hug", "hug", frozenset({W}), ("hug==2.6.1", "falcon==2.0.0")),
+    # 0.5.42 is the last API Star with a server framework; it imports werkzeug.urls.url_decode,
+    # which werkzeug 3.0 removed.
+    Framework("apistar", "API Star", frozenset({W}), ("apistar==0.5.42", "werkzeug==2.2.3")),
     Framework("starlette", "Starlette", frozenset({A}), ("starlette==1.10.0",)),
     Framework("fastapi", "FastAPI", frozenset({A}), ("fastapi==0.163.2",)),
     Framework("quart", "Quart", frozenset({A}), ("quart==0.23.1",)),

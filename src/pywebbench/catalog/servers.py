@@ -18,7 +18,9 @@ W, A, O = Interface.WSGI, Interface.ASGI, Interface.OWN
 
 APPS_DIR = Path(__file__).resolve().parent.parent / "apps"
 
-GUNICORN = "gunicorn==23.0.0"
+GUNICORN = "gunicorn==27.0.1"
+# Gunicorn removed its eventlet worker in 26.0; 25.3.0 is the last release that has it.
+GUNICORN_WITH_EVENTLET = "gunicorn==25.3.0"
 UVICORN_FAST = ("uvicorn==0.38.0", "uvloop==0.22.1", "httptools==0.7.1")
 UVICORN_PLAIN = ("uvicorn==0.38.0", "h11==0.16.0")
 
@@ -36,6 +38,8 @@ def gunicorn(worker_class: str, interface: Interface, *extra: str) -> Callable[[
             "--worker-class", worker_class,
             "--log-level", "warning",
             "--backlog", "2048",
+            # since 25.1 every instance would otherwise share ~/.gunicorn/gunicorn.ctl
+            "--no-control-socket",
             *[arg.format(threads=spec.threads) for arg in extra],
             f"{spec.module}:{_attr(interface)}",
         ]
@@ -79,7 +83,7 @@ def granian(interface: Interface) -> Callable[[LaunchSpec], list[str]]:
             "--no-access-log", "--log-level", "warning", "--backlog", "2048",
         ]
         if interface is Interface.WSGI:
-            argv += ["--blocking-threads", str(spec.threads)]
+            argv += ["--blocking-threads", str(spec.threads), "--no-ws"]
         else:
             argv += ["--loop", "uvloop"]
         return [*argv, f"{spec.module}:{_attr(interface)}"]
@@ -88,9 +92,14 @@ def granian(interface: Interface) -> Callable[[LaunchSpec], list[str]]:
 
 
 def uwsgi(spec: LaunchSpec) -> list[str]:
+    # --http-socket has the workers parse HTTP themselves (no router process), but it answers
+    # HTTP/1.1 and then closes: without an explicit "Connection: close" wrk counts a read
+    # error per request (the "uwsgi errors" column of seed 003). --die-on-term: uWSGI 2.0
+    # otherwise treats SIGTERM as "reload".
     return [
         str(Path(spec.python).parent / "uwsgi"),
         "--http-socket", f"{spec.host}:{spec.port}",
+        "--add-header", "Connection: close",
         "--master", "--processes", str(spec.workers),
         "--module", f"{spec.module}:wsgi",
         "--disable-logging", "--die-on-term", "--need-app", "--lazy-apps",
@@ -124,21 +133,21 @@ SERVERS: tuple[ServerVariant, ...] = (
                   notes="closes the connection after every response"),
     ServerVariant("gunicorn", "gthread", "Gunicorn", "gthread", W, SYNC, (GUNICORN,),
                   gunicorn("gthread", W, "--threads", "{threads}"), threaded=True),
-    ServerVariant("gunicorn", "gevent", "Gunicorn", "gevent", W, GREENLET, (GUNICORN, "gevent==26.9.0"),
+    ServerVariant("gunicorn", "gevent", "Gunicorn", "gevent", W, GREENLET, ("gunicorn[gevent]==27.0.1", "gevent==26.9.0"),
                   gunicorn("gevent", W, "--worker-connections", "1000"), event_loop="gevent (libev)"),
-    ServerVariant("gunicorn", "eventlet", "Gunicorn", "eventlet", W, GREENLET, (GUNICORN, "eventlet==0.41.3"),
+    ServerVariant("gunicorn", "eventlet", "Gunicorn", "eventlet", W, GREENLET, (GUNICORN_WITH_EVENTLET, "eventlet==0.41.3"),
                   gunicorn("eventlet", W, "--worker-connections", "1000"), event_loop="eventlet (epoll hub)"),
     ServerVariant("gunicorn", "meinheld", "Gunicorn", "meinheld.gmeinheld.MeinheldWorker", W, GREENLET,
                   (GUNICORN, "meinheld==1.0.2"), gunicorn("meinheld.gmeinheld.MeinheldWorker", W),
                   event_loop="meinheld (picoev)", http_parser="picohttpparser",
-                  overrides=("greenlet>=3",)),
+                  overrides=("greenlet==3.5.6",)),
     ServerVariant("gunicorn", "uvicorn", "Gunicorn", "uvicorn_worker.UvicornWorker", A, COROUTINE,
                   (GUNICORN, "uvicorn-worker==0.4.0", *UVICORN_FAST),
                   gunicorn("uvicorn_worker.UvicornWorker", A), event_loop="uvloop", http_parser="httptools"),
     # Other WSGI servers
     ServerVariant("uwsgi", "", "uWSGI", "prefork", W, SYNC, ("uwsgi==2.0.31",), uwsgi, http_parser="uwsgi (C)"),
     ServerVariant("meinheld", "", "Meinheld", "meinheld", W, GREENLET, ("meinheld==1.0.2",), launcher("meinheld"),
-                  event_loop="meinheld (picoev)", http_parser="picohttpparser", overrides=("greenlet>=3",)),
+                  event_loop="meinheld (picoev)", http_parser="picohttpparser", overrides=("greenlet==3.5.6",)),
     ServerVariant("bjoern", "", "bjoern", "bjoern", W, SYNC, ("bjoern==3.2.2",), launcher("bjoern"),
                   event_loop="libev", http_parser="http-parser (C)"),
     ServerVariant("waitress", "", "Waitress", "threads", W, SYNC, ("waitress==3.0.2",), launcher("waitress"),
