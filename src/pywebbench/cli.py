@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 import uuid
+from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
@@ -20,11 +21,14 @@ from pywebbench import __version__
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.doctor import check, missing_required
-from pywebbench.envs import EnvironmentBuilder, EnvSpec
+from pywebbench.envs import EnvironmentBuilder, EnvSpec, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.registry import make_generator
 from pywebbench.options import RunOptions, from_sources, parse_cpu_list
-from pywebbench.plan import Plan, make_plan
+from pywebbench.plan import Plan, make_plan, needs_of
+from pywebbench.reference import GoBuildError
+from pywebbench.services import ServiceError
+from pywebbench.services.backing import Backing, BackingConfig
 from pywebbench.probes.machine import machine_info, usable_cpus
 from pywebbench.report.formats import FORMATS, renderer
 from pywebbench.results.model import RunHeader
@@ -69,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--no-keepalive", dest="keepalive", action="store_const", const=False)
     p_run.add_argument("--seed", type=int, help="seed of the random stack order")
     p_run.add_argument("--out", type=Path, dest="out_dir", help="results directory (default runs/<time>)")
+    p_run.add_argument("--max-db-sessions", type=_positive_int, help="pgbouncer's cap on server sessions (100)")
+    p_run.add_argument("--db-delay", type=float, help="seconds of pg_sleep in /db (0.02)")
+    p_run.add_argument("--db-rows", type=_positive_int, help="rows loaded into the bench table (1000000)")
+    p_run.add_argument("--db-pool", type=int, help="app-side pool size; 0 = a connection per request (0)")
+    p_run.add_argument("--upstream-delay", type=float, help="seconds the upstream API waits (0.05)")
+    p_run.add_argument("--upstream-size", type=_positive_int, help="bytes of the upstream's answer (1024)")
+    p_run.add_argument("--cpu-size", type=_positive_int, help="sieve size of /cpu (100000)")
+    p_run.add_argument("--topology", choices=["direct", "nginx"], help="nginx: load goes through nginx")
 
     p_report = sub.add_parser("report", help="render a finished or interrupted run from its results file")
     p_report.add_argument("run_dir", type=Path)
@@ -138,7 +150,9 @@ def _glob(catalog: Catalog, pattern: str) -> list[Stack]:
 
 def _flags(args: argparse.Namespace) -> dict[str, object]:
     names = ("stacks", "workloads", "connections", "duration", "warmup", "workers", "threads", "stack_cpus",
-             "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir")
+             "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir",
+             "max_db_sessions", "db_delay", "db_rows", "db_pool", "upstream_delay", "upstream_size", "cpu_size",
+             "topology")
     flags = {name: getattr(args, name) for name in names}
     for name in ("stacks", "workloads"):
         if flags[name] is not None:
@@ -194,17 +208,35 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
         planned_trials=len(plan.trials),
     )
     writer = ResultsWriter(results_path(run_dir), header)
-    runner = Runner(
-        run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
-        python=sys.executable, ready_timeout_s=options.ready_timeout_s,
-        request_timeout_s=options.timeout_s, keepalive=options.keepalive, on_progress=_on_progress,
+    backing_config = BackingConfig(
+        needs=needs_of(plan), max_db_sessions=options.max_db_sessions, db_delay_s=options.db_delay_s,
+        db_rows=options.db_rows, db_pool=options.db_pool, upstream_delay_s=options.upstream_delay_s,
+        upstream_size=options.upstream_size, cpu_size=options.cpu_size, cpus=plan.split.loadgen,
+        go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
     )
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     started = time.monotonic()
     status = "interrupted"
+    runner: Runner | None = None
     try:
-        runner.run(plan)
-        status = "complete"
+        with ExitStack() as services:
+            backing = Backing(backing_config, cache_root())
+            service_start = time.monotonic()
+            try:
+                services.enter_context(backing)
+            except (ServiceError, GoBuildError, OSError, ValueError) as exc:
+                raise UserError(f"backing services failed to start: {str(exc).splitlines()[0]}") from exc
+            for record in backing.records():
+                writer.add_service(record)
+            runner = Runner(
+                run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
+                python=sys.executable, backing=backing, topology=options.topology,
+                ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
+                keepalive=options.keepalive, on_progress=_on_progress,
+            )
+            runner.ledger.add("service starts", time.monotonic() - service_start)
+            runner.run(plan)
+            status = "complete"
     except KeyboardInterrupt:
         err.print("interrupted: stopping; finished trials are saved")
     finally:
@@ -213,7 +245,8 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
         writer.close()
     total = time.monotonic() - started
     print(render_terminal_for(run_dir))
-    spent = ", ".join(f"{k} {v:.0f}s" for k, v in sorted(runner.ledger.seconds.items(), key=lambda kv: -kv[1]))
+    ledger = runner.ledger.seconds if runner is not None else {}
+    spent = ", ".join(f"{k} {v:.0f}s" for k, v in sorted(ledger.items(), key=lambda kv: -kv[1]))
     err.print(f"wall time {total:.0f}s: {spent}; results in {results_path(run_dir)}")
     return 0 if status == "complete" else 130
 

@@ -12,6 +12,8 @@ from typing import Any
 from pywebbench.errors import UserError
 
 ENV_PREFIX = "PYWEBBENCH_"
+TOPOLOGIES = ("direct", "nginx")
+"""direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""
 
 # Seed 000's headline stacks plus one of each other server family: a few minutes on 2 cores.
 DEFAULT_SUITE: tuple[str, ...] = (
@@ -94,6 +96,15 @@ class RunOptions:
     seed: int | None = None
     out_dir: Path | None = None
     default_threads: int = field(default=10)
+    # backing services and the workloads' knobs (seed 000's four knobs among them)
+    max_db_sessions: int = 100
+    db_delay_s: float = 0.02
+    db_rows: int = 1_000_000
+    db_pool: int = 0
+    upstream_delay_s: float = 0.05
+    upstream_size: int = 1024
+    cpu_size: int = 100_000
+    topology: str = "direct"
 
     def validate(self) -> RunOptions:
         positive = {
@@ -111,6 +122,16 @@ class RunOptions:
         for name, count in (("workers", self.workers), ("threads", self.threads), ("requests", self.requests)):
             if count is not None and count <= 0:
                 raise UserError(f"--{name} must be positive, got {count}")
+        for name, count in (("max-db-sessions", self.max_db_sessions), ("db-rows", self.db_rows),
+                            ("upstream-size", self.upstream_size), ("cpu-size", self.cpu_size)):
+            if count <= 0:
+                raise UserError(f"--{name} must be positive, got {count}")
+        if self.db_pool < 0 or self.db_delay_s < 0 or self.upstream_delay_s < 0:
+            raise UserError("--db-pool, --db-delay and --upstream-delay must not be negative")
+        if self.upstream_size < 12:
+            raise UserError(f"--upstream-size must be at least 12 bytes, got {self.upstream_size}")
+        if self.topology not in TOPOLOGIES:
+            raise UserError(f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
         if not self.stacks:
             raise UserError("no stack selected")
         if not self.workloads:
@@ -135,7 +156,8 @@ class RunOptions:
 
 
 _FIELDS = {f.name: f for f in fields(RunOptions)}
-_ALIASES = {"duration": "duration_s", "warmup": "warmup_s", "timeout": "timeout_s", "ready_timeout": "ready_timeout_s"}
+_ALIASES = {"duration": "duration_s", "warmup": "warmup_s", "timeout": "timeout_s", "ready_timeout": "ready_timeout_s",
+            "db_delay": "db_delay_s", "upstream_delay": "upstream_delay_s"}
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -153,7 +175,8 @@ def _coerce(name: str, value: Any) -> Any:
             if isinstance(value, bool):
                 return value
             return str(value).lower() in ("1", "true", "yes", "on")
-        if name in ("workers", "threads", "requests", "seed", "repeats", "connections", "default_threads"):
+        if name in ("workers", "threads", "requests", "seed", "repeats", "connections", "default_threads",
+                    "max_db_sessions", "db_rows", "db_pool", "upstream_size", "cpu_size"):
             return int(value)
         if isinstance(current, float) or name.endswith("_s"):
             return float(value)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import fnmatch
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.options import CpuSplit, RunOptions
 from pywebbench.results.model import TrialSpec
-from pywebbench.workloads import Workload, get_workload
+from pywebbench.workloads import Needs, Workload, get_workload
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,41 @@ def select_stacks(catalog: Catalog, patterns: tuple[str, ...]) -> tuple[list[Sta
     return list(chosen.values()), sorted(skipped.items())
 
 
+def needs_of(plan: Plan) -> frozenset[Needs]:
+    """The backing services this plan's workloads and stacks need."""
+    needs: set[Needs] = {n for s in plan.sessions for w in s.workloads for n in w.needs}
+    return frozenset(needs)
+
+
+def serves(stack: Stack, workload: Workload) -> bool:
+    if stack.server.workloads is not None:
+        return workload.name in stack.server.workloads
+    return not workload.nginx_only
+
+
+def knobs_for(workload: Workload, options: RunOptions) -> dict[str, Any]:
+    """The knobs that shape this workload's result, recorded in (and comparing) its trials."""
+    knobs: dict[str, Any] = {"topology": options.topology}
+    if Needs.DATABASE in workload.needs:
+        knobs.update(max_db_sessions=options.max_db_sessions, db_pool=options.db_pool)
+    if workload.name == "db":
+        knobs["db_delay_s"] = options.db_delay_s
+    if workload.name == "upstream":
+        knobs["upstream_delay_s"] = options.upstream_delay_s
+    if workload.name == "cpu":
+        knobs["cpu_size"] = options.cpu_size
+    return knobs
+
+
 def make_plan(catalog: Catalog, options: RunOptions, available_cpus: tuple[int, ...]) -> Plan:
     stacks, skipped = select_stacks(catalog, options.stacks)
+    wanted = [get_workload(name) for name in options.workloads]
+    for stack in list(stacks):
+        if not any(serves(stack, w) for w in wanted):
+            stacks.remove(stack)
+            skipped.append((stack.id, f"serves none of the workloads {', '.join(options.workloads)}"))
     if not stacks:
-        raise UserError("every selected stack is unavailable here (see `pywebbench list`)")
+        raise UserError("no selected stack can run these workloads here (see `pywebbench list`)")
     workloads = tuple(get_workload(name) for name in dict.fromkeys(options.workloads))
     split = options.cpu_split(available_cpus)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
@@ -83,6 +115,9 @@ def make_plan(catalog: Catalog, options: RunOptions, available_cpus: tuple[int, 
         if options.repeats > 1:
             rng.shuffle(order)  # a fresh order every round, so drift favours no stack
         for stack in order:
+            served = tuple(w for w in workloads if serves(stack, w))
+            if not served:
+                continue
             workers = options.workers or stack.default_workers(len(split.stack))
             threads = options.threads or (options.default_threads if stack.server.threaded else 1)
             trials = tuple(
@@ -100,8 +135,9 @@ def make_plan(catalog: Catalog, options: RunOptions, available_cpus: tuple[int, 
                     stack_cpus=split.stack,
                     loadgen_cpus=split.loadgen,
                     requests=options.requests,
+                    **knobs_for(w, options),
                 )
-                for w in workloads
+                for w in served
             )
-            sessions.append(Session(stack, round_no, workers, threads, trials, workloads))
+            sessions.append(Session(stack, round_no, workers, threads, trials, served))
     return Plan(tuple(sessions), tuple(skipped), split, seed)

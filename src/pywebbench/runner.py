@@ -8,23 +8,28 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pywebbench.catalog.model import LaunchSpec, Stack
+from pywebbench.catalog.model import ConcurrencyType, LaunchSpec, Stack
 from pywebbench.catalog.servers import APPS_DIR
-from pywebbench.envs import BuiltEnv, EnvBuildError, EnvProvider, EnvSpec
+from pywebbench.envs import EnvBuildError, EnvProvider, EnvSpec
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
 from pywebbench.plan import Plan, Session
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.results.model import StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter
-from pywebbench.verify import NotReady, keeps_alive, verify_endpoint, wait_ready
-from pywebbench.workloads import Workload
+from pywebbench.services.backing import Backing, PeakSampler
+from pywebbench.services.nginx import NginxService
+from pywebbench.verify import NotReady, fetch, keeps_alive, verify_endpoint, wait_ready
+from pywebbench.workloads import Expected, Workload
 
 HOST = "127.0.0.1"
+OVERLAP_REQUESTS = 10
 
 
 def now() -> str:
@@ -49,11 +54,20 @@ class TimeLedger:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
 
 
-def server_environment(env: BuiltEnv) -> dict[str, str]:
+@dataclass(frozen=True)
+class RunningServer:
+    """What the runner needs of a started server, whatever started it."""
+
+    port: int
+    argv: tuple[str, ...]
+    alive: Callable[[], bool]
+    log_tail: Callable[[], str]
+
+
+def base_environment(extra_path: str = "") -> dict[str, str]:
     """An explicit environment: nothing of the harness's own leaks into the server."""
     return {
-        "PATH": f"{env.bin_dir}:/usr/local/bin:/usr/bin:/bin",
-        "VIRTUAL_ENV": str(env.path),
+        "PATH": f"{extra_path + ':' if extra_path else ''}/usr/local/bin:/usr/bin:/bin",
         "PYTHONPATH": str(APPS_DIR),
         "PYTHONUNBUFFERED": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -83,6 +97,32 @@ def stack_info(stack: Stack, session: Session, env_hash: str, argv: tuple[str, .
     )
 
 
+def overlap_problem(url: str, delay_s: float, requests: int = OVERLAP_REQUESTS) -> str | None:
+    """N concurrent requests that each wait `delay_s` must finish in well under N x delay_s.
+
+    Seed 000's central bug: a greenlet server with an unpatched driver serialises every
+    query while claiming to be async. Run only on stacks that claim to overlap.
+    """
+    host_port = url.split("//", 1)[1].split("/", 1)[0]
+    host, port = host_port.split(":")
+    path = "/" + url.split("//", 1)[1].split("/", 1)[1]
+
+    def one(_: int) -> int:
+        return fetch(host, int(port), path, timeout_s=requests * delay_s + 30).status
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=requests) as pool:
+        statuses = list(pool.map(one, range(requests)))
+    elapsed = time.monotonic() - started
+    sequential = requests * delay_s
+    if any(s != 200 for s in statuses):
+        return f"no-overlap: {requests} concurrent {path} answered {sorted(set(statuses))}"
+    if elapsed > 0.5 * sequential:
+        return (f"no-overlap: {requests} concurrent {path} took {elapsed:.2f}s; one after another would take "
+                f"{sequential:.2f}s, so requests did not overlap (a blocking driver or client?)")
+    return None
+
+
 class Runner:
     def __init__(
         self,
@@ -92,6 +132,8 @@ class Runner:
         generator: LoadGenerator,
         builder: EnvProvider,
         python: str,
+        backing: Backing | None = None,
+        topology: str = "direct",
         ready_timeout_s: float = 60.0,
         request_timeout_s: float = 5.0,
         keepalive: bool = True,
@@ -102,6 +144,8 @@ class Runner:
         self.generator = generator
         self.builder = builder
         self.python = python
+        self.backing = backing
+        self.topology = topology
         self.ready_timeout_s = ready_timeout_s
         self.request_timeout_s = request_timeout_s
         self.keepalive = keepalive
@@ -112,6 +156,10 @@ class Runner:
         self._done = 0
         self._total = 0
         self._measure_started = 0.0
+
+    @property
+    def expected(self) -> Expected:
+        return self.backing.expected if self.backing is not None else Expected()
 
     def run(self, plan: Plan) -> list[TrialResult]:
         self._total = len(plan.trials)
@@ -138,58 +186,115 @@ class Runner:
         for spec in session.trials:
             self._record(TrialResult(spec, info, status, now(), now(), error=error))
 
+    @contextmanager
+    def _start_server(self, session: Session, label: str, env_path: Path | None) -> Iterator[RunningServer]:
+        """Start the stack's server (a Python env, a native binary, or nginx) and yield it."""
+        stack = session.stack
+        logs = self.run_dir / "logs"
+        app_env = self.backing.app_environment(stack) if self.backing is not None else {}
+        cpus = session.trials[0].stack_cpus if session.trials else ()
+        with ExitStack() as stack_of_servers:
+            if stack.server.native == "nginx":
+                nginx = stack_of_servers.enter_context(
+                    NginxService(logs / f"{label}.nginx", workers=session.workers))
+                yield RunningServer(nginx.info.port, ("nginx", "-c", "nginx.conf"), lambda: True, lambda: "")
+                return
+            port = free_port(HOST)
+            if stack.server.native == "go-reference":
+                if self.backing is None or self.backing.go is None:
+                    raise NotReady("the Go reference was not built")
+                program, path = str(self.backing.go.reference), ""
+            else:
+                assert env_path is not None
+                program, path = str(env_path / "bin" / "python"), str(env_path / "bin")
+            launch = LaunchSpec(program, stack.framework.module, HOST, port, session.workers, session.threads)
+            argv = [*taskset_prefix(cpus), *stack.server.build_argv(launch)]
+            env = {**base_environment(path), **app_env}
+            if env_path is not None:
+                env["VIRTUAL_ENV"] = str(env_path)
+            proc = stack_of_servers.enter_context(ManagedProcess(argv, env=env, log_dir=logs, name=label))
+
+            def tail() -> str:
+                return proc.stderr_tail(15) or proc.stdout_path.read_text(errors="replace")[-1500:]
+
+            yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail)
+
     def run_session(self, session: Session) -> None:
         stack = session.stack
         per_trial = session.trials[0].warmup_s + session.trials[0].duration_s if session.trials else 0.0
         self._progress(f"{stack.id} (environment)", per_trial)
-        blank = stack_info(stack, session, "", ())
-        started = time.monotonic()
-        try:
-            env = self.builder.ensure(EnvSpec(stack.requirements, stack.overrides, self.python))
-        except EnvBuildError as exc:
-            self._fail_all(session, blank, TrialStatus.UNAVAILABLE, f"environment build failed: {exc}")
-            return
-        finally:
-            self.ledger.add("environments", time.monotonic() - started)
-        if env.record.hash not in self._recorded_envs:
-            self.writer.add_environment(env.record)
-            self._recorded_envs.add(env.record.hash)
-
-        port = free_port(HOST)
-        launch = LaunchSpec(str(env.python), stack.framework.module, HOST, port, session.workers, session.threads)
-        cpus = session.trials[0].stack_cpus if session.trials else ()
-        argv = [*taskset_prefix(cpus), *stack.server.build_argv(launch)]
-        info = stack_info(stack, session, env.record.hash, tuple(argv))
-        label = f"r{session.round}-{stack.id.replace(':', '_')}"
-        server = ManagedProcess(argv, env=server_environment(env), log_dir=self.run_dir / "logs", name=label)
-        self._progress(f"{stack.id} (starting)", per_trial)
-        started = time.monotonic()
-        with server:
+        env_path: Path | None = None
+        env_hash = ""
+        if stack.server.native is None:
+            started = time.monotonic()
             try:
-                wait_ready(
-                    HOST, port, session.workloads[0].path,
-                    timeout_s=self.ready_timeout_s, alive=lambda: server.poll() is None,
-                )
-            except NotReady as exc:
-                tail = server.stderr_tail(15) or server.stdout_path.read_text(errors="replace")[-1500:]
-                self._fail_all(session, info, TrialStatus.SERVER_FAILED, f"{exc}\n{tail}".strip())
+                env = self.builder.ensure(EnvSpec(stack.requirements, stack.overrides, self.python))
+            except EnvBuildError as exc:
+                self._fail_all(session, stack_info(stack, session, "", ()), TrialStatus.UNAVAILABLE,
+                               f"environment build failed: {exc}")
                 return
             finally:
-                self.ledger.add("server starts", time.monotonic() - started)
-            problems = {w.name: verify_endpoint(HOST, port, w) for w in session.workloads}
-            keepalive = keeps_alive(HOST, port, session.workloads[0].path)
-            for spec, workload in zip(session.trials, session.workloads, strict=True):
-                self._progress(f"{stack.id} {workload.name}", per_trial)
-                problem = problems[workload.name]
-                if problem is not None:
-                    self._record(TrialResult(spec, info, TrialStatus.INVALID_RESPONSE, now(), now(),
-                                             keepalive=keepalive, error=problem))
-                    continue
-                self._record(self._measure(spec, workload, info, server, port, keepalive))
+                self.ledger.add("environments", time.monotonic() - started)
+            env_path, env_hash = env.path, env.record.hash
+            if env_hash not in self._recorded_envs:
+                self.writer.add_environment(env.record)
+                self._recorded_envs.add(env_hash)
+
+        label = f"r{session.round}-{stack.id.replace(':', '_')}"
+        self._progress(f"{stack.id} (starting)", per_trial)
+        started = time.monotonic()
+        try:
+            with ExitStack() as running:
+                try:
+                    server = running.enter_context(self._start_server(session, label, env_path))
+                    info = stack_info(stack, session, env_hash, server.argv)
+                    wait_ready(HOST, server.port, session.workloads[0].path,
+                               timeout_s=self.ready_timeout_s, alive=server.alive)
+                    port = server.port
+                    if self.topology == "nginx" and stack.server.native != "nginx":
+                        proxy = running.enter_context(
+                            NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port))
+                        port = proxy.info.port  # seed 000: the generator talks to nginx, nginx to the app
+                except (NotReady, OSError, RuntimeError) as exc:
+                    tail = server.log_tail() if "server" in locals() else ""
+                    self._fail_all(session, stack_info(stack, session, env_hash, ()), TrialStatus.SERVER_FAILED,
+                                   f"{exc}\n{tail}".strip())
+                    return
+                finally:
+                    self.ledger.add("server starts", time.monotonic() - started)
+                self._measure_session(session, info, server, port)
+        finally:
+            if self.backing is not None:
+                self.backing.reset_between_sessions()
         self._progress(f"{stack.id} done", per_trial)
 
+    def _measure_session(self, session: Session, info: StackInfo, server: RunningServer, port: int) -> None:
+        stack = session.stack
+        expected = self.expected
+        problems = {w.name: verify_endpoint(HOST, port, w, expected) for w in session.workloads}
+        keepalive = keeps_alive(HOST, port, session.workloads[0].path)
+        per_trial = session.trials[0].warmup_s + session.trials[0].duration_s
+        claims_async = stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
+        for spec, workload in zip(session.trials, session.workloads, strict=True):
+            self._progress(f"{stack.id} {workload.name}", per_trial)
+            problem = problems[workload.name]
+            if problem is not None:
+                self._record(TrialResult(spec, info, TrialStatus.INVALID_RESPONSE, now(), now(),
+                                         keepalive=keepalive, error=problem))
+                continue
+            checks: list[str] = []
+            delay = {"db": spec.db_delay_s, "upstream": spec.upstream_delay_s}.get(workload.name)
+            if claims_async and delay:
+                started = time.monotonic()
+                found = overlap_problem(f"http://{HOST}:{port}{workload.path}", delay)
+                self.ledger.add("checks", time.monotonic() - started)
+                if found:
+                    checks.append(found)
+            result = self._measure(spec, workload, info, server, port, keepalive)
+            self._record(replace(result, checks=result.checks + tuple(checks)))
+
     def _measure(
-        self, spec: TrialSpec, workload: Workload, info: StackInfo, server: ManagedProcess, port: int,
+        self, spec: TrialSpec, workload: Workload, info: StackInfo, server: RunningServer, port: int,
         keepalive: bool,
     ) -> TrialResult:
         started_at = now()
@@ -199,6 +304,7 @@ class Runner:
             url=url, connections=spec.connections, duration_s=spec.duration_s, cpus=spec.loadgen_cpus,
             requests=spec.requests, timeout_s=self.request_timeout_s, keepalive=self.keepalive,
         )
+        sessions: int | None = None
         try:
             if spec.warmup_s > 0:
                 started = time.monotonic()
@@ -207,13 +313,22 @@ class Runner:
                 self.generator.run(warm, work_dir)
                 self.ledger.add("warmups", time.monotonic() - started)
             started = time.monotonic()
-            load = self.generator.run(replace(base, label=spec.trial_id), work_dir)
+            if self.backing is not None and self.backing.pgbouncer is not None:
+                with PeakSampler(self.backing.db_sessions) as sampler:
+                    load = self.generator.run(replace(base, label=spec.trial_id), work_dir)
+                sessions = sampler.peak
+            else:
+                load = self.generator.run(replace(base, label=spec.trial_id), work_dir)
             self.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
-            status = TrialStatus.SERVER_FAILED if server.poll() is not None else TrialStatus.LOADGEN_FAILED
+            status = TrialStatus.LOADGEN_FAILED if server.alive() else TrialStatus.SERVER_FAILED
             return TrialResult(spec, info, status, started_at, now(), keepalive=keepalive,
-                               error=f"{exc}\n{server.stderr_tail(10)}".strip())
-        if server.poll() is not None:
+                               error=f"{exc}\n{server.log_tail()}".strip())
+        if not server.alive():
             return TrialResult(spec, info, TrialStatus.SERVER_FAILED, started_at, now(), load=load,
-                               keepalive=keepalive, error=f"server exited during load\n{server.stderr_tail(10)}")
-        return TrialResult(spec, info, TrialStatus.OK, started_at, now(), load=load, keepalive=keepalive)
+                               keepalive=keepalive, error=f"server exited during load\n{server.log_tail()}",
+                               db_sessions=sessions)
+        return TrialResult(spec, info, TrialStatus.OK, started_at, now(), load=load, keepalive=keepalive,
+                           db_sessions=sessions)
+
+

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pywebbench.workloads import Workload
+from pywebbench.workloads import Expected, Workload
 
 
 @dataclass(frozen=True)
@@ -57,21 +57,19 @@ def wait_ready(
     raise NotReady(f"not ready after {timeout_s:.0f}s ({last_error})")
 
 
-def check_answer(workload: Workload, answer: Answer) -> str | None:
+def check_answer(workload: Workload, answer: Answer, expected: Expected) -> str | None:
     """None when the answer is exactly what the workload expects, else what differs."""
-    expect = workload.expect
-    if answer.status != expect.status:
-        return f"{workload.path}: status {answer.status}, expected {expect.status}"
-    if answer.media_type != expect.media_type:
-        return f"{workload.path}: content type {answer.media_type!r}, expected {expect.media_type!r}"
-    if answer.body != expect.body:
-        return f"{workload.path}: body {answer.body[:60]!r}, expected {expect.body[:60]!r}"
-    return None
+    if answer.status != 200:
+        return f"{workload.path}: status {answer.status}, expected 200 ({answer.body[:100]!r})"
+    if answer.media_type != workload.media_type:
+        return f"{workload.path}: content type {answer.media_type!r}, expected {workload.media_type!r}"
+    problem = workload.check(answer.body, expected)
+    return f"{workload.path}: {problem}" if problem else None
 
 
-def verify_endpoint(host: str, port: int, workload: Workload) -> str | None:
+def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected = Expected()) -> str | None:
     try:
-        return check_answer(workload, fetch(host, port, workload.path))
+        return check_answer(workload, fetch(host, port, workload.path), expected)
     except (OSError, http.client.HTTPException) as exc:
         return f"{workload.path}: {type(exc).__name__}: {exc}"
 

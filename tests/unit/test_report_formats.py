@@ -8,7 +8,7 @@ import pytest
 from pywebbench.errors import UserError
 from pywebbench.loadgen.fake import synthetic_result
 from pywebbench.report.formats import renderer
-from pywebbench.results.model import SocketErrors
+from pywebbench.results.model import SCHEMA_VERSION, SocketErrors
 from pywebbench.results.store import ResultsWriter, load_results, results_path
 from support.builders import header, trial
 
@@ -42,7 +42,7 @@ def test_json_carries_rows_trials_and_the_run(stored: Path) -> None:
     document = json.loads(renderer("json")(load_results(stored)))
     assert document["complete"] is True
     assert len(document["trials"]) == 2
-    assert document["run"]["schema_version"] == 1
+    assert document["run"]["schema_version"] == SCHEMA_VERSION
     assert {r["stack"] for r in document["rows"]} == {"flask:gunicorn-sync", "starlette:uvicorn"}
 
 

@@ -3,8 +3,8 @@
     python app_aiohttp.py --host H --port P --workers N [--loop uvloop|asyncio]
 
 N > 1 starts N forked processes, each binding with SO_REUSEPORT; the parent forwards
-SIGTERM/SIGINT to them. For gunicorn use ``app_aiohttp:app`` (a ``web.Application``) with
-``--worker-class aiohttp.GunicornUVLoopWebWorker`` (or ``aiohttp.GunicornWebWorker``).
+SIGTERM/SIGINT to them once. For gunicorn use ``app_aiohttp:app`` (a ``web.Application``)
+with ``--worker-class aiohttp.GunicornUVLoopWebWorker`` (or ``aiohttp.GunicornWebWorker``).
 Add further endpoints to ``ROUTES``; per-process resources (DB pool, client session)
 belong in ``app.cleanup_ctx``.
 """
@@ -17,11 +17,12 @@ import multiprocessing
 import multiprocessing.connection
 import signal
 import sys
+from collections.abc import Callable
 
 from aiohttp import web
 
 HELLO = "Hello World!"
-STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 async def hello(request: web.Request) -> web.Response:
@@ -39,32 +40,44 @@ def make_app() -> web.Application:
     return application
 
 
-app = make_app()
+app = make_app()  # target for gunicorn's aiohttp workers
 
 
-def new_loop(kind: str) -> asyncio.AbstractEventLoop:
+def loop_factory(kind: str) -> Callable[[], asyncio.AbstractEventLoop]:
     if kind == "uvloop":
         import uvloop
 
-        return uvloop.new_event_loop()
-    return asyncio.new_event_loop()
+        return uvloop.new_event_loop
+    return asyncio.new_event_loop
+
+
+async def wait_for_stop_signal() -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    for sig in STOP_SIGNALS:  # graceful shutdown has begun: ignore repeated signals
+        loop.remove_signal_handler(sig)
+        signal.signal(sig, signal.SIG_IGN)
+
+
+async def run_server(host: str, port: int, reuse_port: bool) -> None:
+    runner = web.AppRunner(
+        make_app(), access_log=None, keepalive_timeout=75.0, shutdown_timeout=5.0
+    )  # keep-alive as web.run_app's default; AppRunner's own is 3630 s
+    await runner.setup()
+    await web.TCPSite(runner, host, port, reuse_port=reuse_port).start()
+    await wait_for_stop_signal()
+    await runner.cleanup()
 
 
 def serve(host: str, port: int, loop: str, reuse_port: bool) -> None:
-    # Undo the parent's handlers and mask; run_app installs its own SIGTERM/SIGINT handlers.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for sig in STOP_SIGNALS:  # undo the parent's handlers and mask
+        signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-    web.run_app(
-        make_app(),
-        host=host,
-        port=port,
-        access_log=None,
-        print=None,
-        reuse_port=reuse_port,
-        shutdown_timeout=5.0,
-        loop=new_loop(loop),
-    )
+    with asyncio.Runner(loop_factory=loop_factory(loop)) as runner:
+        runner.run(run_server(host, port, reuse_port))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -82,17 +95,21 @@ def main(argv: list[str] | None = None) -> None:
         ctx.Process(target=serve, args=(args.host, args.port, args.loop, True))
         for _ in range(args.workers)
     ]
+    stopping = False
 
     def stop(signum: int, frame: object) -> None:
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()  # SIGTERM: graceful shutdown inside run_app
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()  # SIGTERM: graceful shutdown in the worker
 
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # no signal until all are set up
     for proc in procs:
         proc.start()
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, stop)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     # If any worker exits (crash, bind error, signal), stop the rest and exit.
     multiprocessing.connection.wait([proc.sentinel for proc in procs])

@@ -17,6 +17,7 @@ from sanic.response import text
 HELLO = "Hello World!"
 
 app = Sanic("pywebbench")
+app.config.MOTD = False  # no startup banner (also under ASGI servers)
 
 
 @app.get("/hello")

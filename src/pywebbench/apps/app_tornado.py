@@ -3,7 +3,7 @@
     python app_tornado.py --host H --port P --workers N [--loop uvloop|asyncio]
 
 N > 1 starts N forked processes, each binding with SO_REUSEPORT (Tornado's recommended
-multi-process mode); the parent forwards SIGTERM/SIGINT to them. Tornado runs on asyncio,
+multi-process mode); the parent forwards SIGTERM/SIGINT to them once. Tornado runs on asyncio,
 so ``--loop uvloop`` just swaps the asyncio loop. Add further endpoints to ``ROUTES``.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Callable
 import tornado.web
 
 HELLO = "Hello World!"
-STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class HelloHandler(tornado.web.RequestHandler):
@@ -47,20 +47,27 @@ def loop_factory(kind: str) -> Callable[[], asyncio.AbstractEventLoop]:
     return asyncio.new_event_loop
 
 
-async def run_server(host: str, port: int, reuse_port: bool) -> None:
-    server = make_app().listen(port, address=host, reuse_port=reuse_port, xheaders=False)
-    stop = asyncio.Event()
+async def wait_for_stop_signal() -> None:
     loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    for sig in STOP_SIGNALS:  # graceful shutdown has begun: ignore repeated signals
+        loop.remove_signal_handler(sig)
+        signal.signal(sig, signal.SIG_IGN)
+
+
+async def run_server(host: str, port: int, reuse_port: bool) -> None:
+    server = make_app().listen(port, address=host, reuse_port=reuse_port, xheaders=False)
+    await wait_for_stop_signal()
     server.stop()  # stop accepting; then close open (keep-alive) connections
     await asyncio.wait_for(server.close_all_connections(), timeout=5.0)
 
 
 def serve(host: str, port: int, loop: str, reuse_port: bool) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for sig in STOP_SIGNALS:  # undo the parent's handlers and mask
+        signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     with asyncio.Runner(loop_factory=loop_factory(loop)) as runner:
         runner.run(run_server(host, port, reuse_port))
@@ -82,16 +89,21 @@ def main(argv: list[str] | None = None) -> None:
         for _ in range(args.workers)
     ]
 
+    stopping = False
+
     def stop(signum: int, frame: object) -> None:
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()  # SIGTERM: graceful shutdown in the worker
 
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # no signal until all are set up
     for proc in procs:
         proc.start()
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, stop)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     # If any worker exits (crash, bind error, signal), stop the rest and exit.
     multiprocessing.connection.wait([proc.sentinel for proc in procs])

@@ -18,11 +18,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("apistar", "API Star", frozenset({W}), ("apistar==0.5.42", "werkzeug==2.2.3")),
     Framework("starlette", "Starlette", frozenset({A}), ("starlette==1.10.0",)),
     Framework("fastapi", "FastAPI", frozenset({A}), ("fastapi==0.163.2",)),
-    Framework("quart", "Quart", frozenset({A}), ("quart==0.23.1",)),
-    Framework("aioflask", "Aioflask", frozenset({A}), ("aioflask==0.4.0",)),
+    Framework("quart", "Quart", frozenset({A}), ("quart==0.22.0",)),
+    # aioflask 0.4.0 breaks on Flask >= 2.2 and Werkzeug 3.
+    Framework("aioflask", "Aioflask", frozenset({A}), ("aioflask==0.4.0", "flask==2.1.3", "werkzeug==2.3.8")),
     Framework("litestar", "Litestar", frozenset({A}), ("litestar==2.25.0",)),
     Framework("blacksheep", "BlackSheep", frozenset({A}), ("blacksheep==2.6.4",)),
     Framework("sanic", "Sanic", frozenset({A, O}), ("sanic==25.12.1",)),
     Framework("aiohttp", "aiohttp", frozenset({O}), ("aiohttp==3.14.5",)),
     Framework("tornado", "Tornado", frozenset({O}), ("tornado==6.6.1",)),
+    Framework("go", "Go", frozenset({O}), (), native=True),
+    Framework("nginx", "nginx", frozenset({O}), (), native=True),
 )

@@ -19,6 +19,27 @@ class ConcurrencyType(StrEnum):
     SYNC = "Sync"
     GREENLET = "Async-Greenlet"
     COROUTINE = "Async-Coroutine"
+    REFERENCE = "Reference"
+    """Not Python: the Go server and nginx, the yardsticks the Python stacks are read against."""
+
+
+DEFAULT_DRIVERS: dict[ConcurrencyType, str] = {
+    ConcurrencyType.SYNC: "psycopg",
+    ConcurrencyType.GREENLET: "psycopg2-gevent",
+    ConcurrencyType.COROUTINE: "asyncpg",
+    ConcurrencyType.REFERENCE: "native",
+}
+
+# What each driver adds to a stack's environment (jinja2 for /template everywhere).
+DRIVER_REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "psycopg": ("psycopg[binary]==3.3.9", "psycopg-pool==3.3.3"),
+    "psycopg2-gevent": ("psycopg2-binary==2.9.13", "psycogreen==1.0.2"),
+    "psycopg2-eventlet": ("psycopg2-binary==2.9.13", "psycogreen==1.0.2"),
+    "psycopg2-meinheld": ("psycopg2-binary==2.9.13",),
+    "asyncpg": ("asyncpg==0.32.0", "aiohttp==3.14.5"),
+    "native": (),
+}
+COMMON_APP_REQUIREMENTS: tuple[str, ...] = ("jinja2==3.1.6",)
 
 
 @dataclass(frozen=True)
@@ -29,6 +50,7 @@ class Framework:
     requirements: tuple[str, ...]
     overrides: tuple[str, ...] = ()
     unavailable: str | None = None
+    native: bool = False
 
     @property
     def module(self) -> str:
@@ -71,6 +93,12 @@ class ServerVariant:
     only_frameworks: frozenset[str] | None = None
     unavailable: str | None = None
     notes: str = ""
+    driver: str | None = None
+    """PWB_DRIVER for this server when its concurrency type's default is wrong (greenlet hubs)."""
+    native: str | None = None
+    """Not a Python stack: 'go-reference' or 'nginx'; no uv environment is built for it."""
+    workloads: frozenset[str] | None = None
+    """The workloads this server can serve, when not all of them (nginx serves static only)."""
 
     @property
     def key(self) -> str:
@@ -94,14 +122,27 @@ class Stack:
 
     @property
     def requirements(self) -> tuple[str, ...]:
+        if self.server.native is not None:
+            return ()
         merged = dict.fromkeys(
-            self.framework.requirements + self.server.requirements + self.extra_requirements
+            self.framework.requirements
+            + self.server.requirements
+            + DRIVER_REQUIREMENTS[self.driver]
+            + COMMON_APP_REQUIREMENTS
+            + self.extra_requirements
         )
         return tuple(sorted(merged))
 
     @property
     def overrides(self) -> tuple[str, ...]:
         return tuple(sorted(dict.fromkeys(self.framework.overrides + self.server.overrides)))
+
+    @property
+    def driver(self) -> str:
+        """How the app reaches the database and the upstream without blocking its workers."""
+        if self.server.driver is not None:
+            return self.server.driver
+        return DEFAULT_DRIVERS[self.concurrency]
 
     @property
     def unavailable(self) -> str | None:
@@ -113,4 +154,6 @@ class Stack:
             return 1
         if self.concurrency is ConcurrencyType.SYNC:
             return 2 * cpus + 1
+        if self.concurrency is ConcurrencyType.REFERENCE:
+            return 1  # one process; Go and nginx use every CPU they are given
         return cpus

@@ -14,6 +14,10 @@ BASELINE_STACK = "flask:gunicorn-sync"
 
 def pairing_problem(framework: Framework, server: ServerVariant) -> str | None:
     """Why this framework cannot run on this server, or None when it can."""
+    if server.only_frameworks is not None and server.interface is Interface.OWN:
+        if framework.name not in server.only_frameworks:
+            return f"{server.title} ({server.key}) serves only {', '.join(sorted(server.only_frameworks))}"
+        return None
     if server.own_framework is not None:
         if server.own_framework != framework.name:
             return f"{server.title} is {server.own_framework}'s own server; it runs no other framework"

@@ -29,7 +29,9 @@ def _attr(interface: Interface) -> str:
     return "asgi" if interface is Interface.ASGI else "wsgi"
 
 
-def gunicorn(worker_class: str, interface: Interface, *extra: str) -> Callable[[LaunchSpec], list[str]]:
+def gunicorn(
+    worker_class: str, interface: Interface, *extra: str, target: str | None = None
+) -> Callable[[LaunchSpec], list[str]]:
     def build(spec: LaunchSpec) -> list[str]:
         return [
             spec.python, "-m", "gunicorn",
@@ -41,7 +43,7 @@ def gunicorn(worker_class: str, interface: Interface, *extra: str) -> Callable[[
             # since 25.1 every instance would otherwise share ~/.gunicorn/gunicorn.ctl
             "--no-control-socket",
             *[arg.format(threads=spec.threads) for arg in extra],
-            f"{spec.module}:{_attr(interface)}",
+            f"{spec.module}:{target or _attr(interface)}",
         ]
 
     return build
@@ -121,10 +123,21 @@ def launcher(server: str) -> Callable[[LaunchSpec], list[str]]:
 
 
 def own_server(spec: LaunchSpec) -> list[str]:
+    # --loop always explicit: left out, aiohttp and Tornado would run plain asyncio and
+    # Sanic uvloop; seed 000 ran every asyncio test on uvloop.
     return [
         spec.python, str(APPS_DIR / f"{spec.module}.py"),
-        "--host", spec.host, "--port", str(spec.port), "--workers", str(spec.workers),
+        "--host", spec.host, "--port", str(spec.port), "--workers", str(spec.workers), "--loop", "uvloop",
     ]
+
+
+def go_reference(spec: LaunchSpec) -> list[str]:
+    """spec.python carries the built binary's path for native stacks."""
+    return [spec.python, "-host", spec.host, "-port", str(spec.port)]
+
+
+def _no_argv(spec: LaunchSpec) -> list[str]:
+    raise RuntimeError("nginx is started by NginxService, not from an argv")
 
 
 SERVERS: tuple[ServerVariant, ...] = (
@@ -134,20 +147,23 @@ SERVERS: tuple[ServerVariant, ...] = (
     ServerVariant("gunicorn", "gthread", "Gunicorn", "gthread", W, SYNC, (GUNICORN,),
                   gunicorn("gthread", W, "--threads", "{threads}"), threaded=True),
     ServerVariant("gunicorn", "gevent", "Gunicorn", "gevent", W, GREENLET, ("gunicorn[gevent]==27.0.1", "gevent==26.9.0"),
-                  gunicorn("gevent", W, "--worker-connections", "1000"), event_loop="gevent (libev)"),
+                  gunicorn("gevent", W, "--worker-connections", "1000"), event_loop="gevent (libev)",
+                  driver="psycopg2-gevent"),
     ServerVariant("gunicorn", "eventlet", "Gunicorn", "eventlet", W, GREENLET, (GUNICORN_WITH_EVENTLET, "eventlet==0.41.3"),
-                  gunicorn("eventlet", W, "--worker-connections", "1000"), event_loop="eventlet (epoll hub)"),
+                  gunicorn("eventlet", W, "--worker-connections", "1000"), event_loop="eventlet (epoll hub)",
+                  driver="psycopg2-eventlet"),
     ServerVariant("gunicorn", "meinheld", "Gunicorn", "meinheld.gmeinheld.MeinheldWorker", W, GREENLET,
                   (GUNICORN, "meinheld==1.0.2"), gunicorn("meinheld.gmeinheld.MeinheldWorker", W),
                   event_loop="meinheld (picoev)", http_parser="picohttpparser",
-                  overrides=("greenlet==3.5.6",)),
+                  overrides=("greenlet==3.5.6",), driver="psycopg2-meinheld"),
     ServerVariant("gunicorn", "uvicorn", "Gunicorn", "uvicorn_worker.UvicornWorker", A, COROUTINE,
                   (GUNICORN, "uvicorn-worker==0.4.0", *UVICORN_FAST),
                   gunicorn("uvicorn_worker.UvicornWorker", A), event_loop="uvloop", http_parser="httptools"),
     # Other WSGI servers
     ServerVariant("uwsgi", "", "uWSGI", "prefork", W, SYNC, ("uwsgi==2.0.31",), uwsgi, http_parser="uwsgi (C)"),
     ServerVariant("meinheld", "", "Meinheld", "meinheld", W, GREENLET, ("meinheld==1.0.2",), launcher("meinheld"),
-                  event_loop="meinheld (picoev)", http_parser="picohttpparser", overrides=("greenlet==3.5.6",)),
+                  event_loop="meinheld (picoev)", http_parser="picohttpparser", overrides=("greenlet==3.5.6",),
+                  driver="psycopg2-meinheld"),
     ServerVariant("bjoern", "", "bjoern", "bjoern", W, SYNC, ("bjoern==3.2.2",), launcher("bjoern"),
                   event_loop="libev", http_parser="http-parser (C)"),
     ServerVariant("waitress", "", "Waitress", "threads", W, SYNC, ("waitress==3.0.2",), launcher("waitress"),
@@ -163,7 +179,9 @@ SERVERS: tuple[ServerVariant, ...] = (
     ServerVariant("uvicorn", "", "Uvicorn", "uvicorn", A, COROUTINE, UVICORN_FAST, uvicorn("uvloop", "httptools"),
                   event_loop="uvloop", http_parser="httptools"),
     ServerVariant("uvicorn", "asyncio", "Uvicorn", "uvicorn", A, COROUTINE, UVICORN_PLAIN, uvicorn("asyncio", "h11"),
-                  event_loop="asyncio", http_parser="h11"),
+                  event_loop="asyncio", http_parser="h11",
+                  notes="with --workers > 1 uvicorn leaves TCP_NODELAY off under h11 (about 43 ms per "
+                        "keep-alive request, uvicorn issue 3149): compare at one worker"),
     ServerVariant("hypercorn", "", "Hypercorn", "asyncio", A, COROUTINE, ("hypercorn==0.18.0",), hypercorn("asyncio"),
                   event_loop="asyncio", http_parser="h11"),
     ServerVariant("hypercorn", "uvloop", "Hypercorn", "uvloop", A, COROUTINE, ("hypercorn==0.18.0", "uvloop==0.22.1"),
@@ -175,8 +193,19 @@ SERVERS: tuple[ServerVariant, ...] = (
                   event_loop="uvloop", http_parser="httptools"),
     ServerVariant("aiohttp", "", "aiohttp", "aiohttp", O, COROUTINE, ("uvloop==0.22.1",), own_server,
                   own_framework="aiohttp", event_loop="uvloop", http_parser="aiohttp (C)"),
+    ServerVariant("gunicorn", "aiohttp", "Gunicorn", "aiohttp.GunicornUVLoopWebWorker", O, COROUTINE,
+                  (GUNICORN, "uvloop==0.22.1"),
+                  gunicorn("aiohttp.GunicornUVLoopWebWorker", O, target="app"),
+                  only_frameworks=frozenset({"aiohttp"}), event_loop="uvloop", http_parser="aiohttp (C)",
+                  notes="seed 002 ran aiohttp this way"),
     ServerVariant("tornado", "", "Tornado", "tornado", O, COROUTINE, ("uvloop==0.22.1",), own_server,
-                  own_framework="tornado", event_loop="asyncio", http_parser="tornado (Python)"),
+                  own_framework="tornado", event_loop="uvloop", http_parser="tornado (Python)"),
+    # References: what the machine does without Python (seed 001's Go server, seed 004's nginx)
+    ServerVariant("net-http", "", "Go net/http", "goroutines", O, ConcurrencyType.REFERENCE, (), go_reference,
+                  own_framework="go", native="go-reference", event_loop="Go runtime", http_parser="net/http"),
+    ServerVariant("static", "", "nginx", "event workers", O, ConcurrencyType.REFERENCE, (), _no_argv,
+                  own_framework="nginx", native="nginx", event_loop="epoll", http_parser="nginx",
+                  workloads=frozenset({"static"})),
 )
 
 

@@ -1,0 +1,199 @@
+"""Frozen value types for everything a run records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+SCHEMA_VERSION = 2
+
+# The percentiles every generator reports; the spectrum keeps more points for later analysis.
+HEADLINE_PERCENTILES: tuple[float, ...] = (50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.9)
+
+
+class TrialStatus(StrEnum):
+    OK = "ok"
+    INVALID_RESPONSE = "invalid-response"
+    SERVER_FAILED = "server-failed"
+    LOADGEN_FAILED = "loadgen-failed"
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True)
+class SocketErrors:
+    connect: int = 0
+    read: int = 0
+    write: int = 0
+    timeout: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.connect + self.read + self.write + self.timeout
+
+
+@dataclass(frozen=True)
+class Latency:
+    mean_ms: float
+    stdev_ms: float
+    max_ms: float
+    percentiles: tuple[tuple[float, float], ...]
+    """(percentile, milliseconds) pairs, ascending."""
+
+    def at(self, percentile: float) -> float | None:
+        for pct, value in self.percentiles:
+            if abs(pct - percentile) < 1e-9:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    generator: str
+    requests: int
+    duration_s: float
+    socket_errors: SocketErrors
+    non_2xx: int
+    latency: Latency
+    bytes_read: int = 0
+    command: tuple[str, ...] = ()
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.duration_s if self.duration_s > 0 else 0.0
+
+    @property
+    def errors(self) -> int:
+        return self.socket_errors.total + self.non_2xx
+
+
+@dataclass(frozen=True)
+class StackInfo:
+    """The stack as it ran: the catalog entry plus the counts it was given."""
+
+    id: str
+    framework: str
+    framework_title: str
+    server: str
+    server_title: str
+    variant: str
+    worker_class: str
+    interface: str
+    concurrency: str
+    event_loop: str
+    http_parser: str
+    workers: int
+    threads: int
+    env_hash: str = ""
+    argv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One planned measurement: a stack under one workload with one set of knobs."""
+
+    trial_id: str
+    stack_id: str
+    workload: str
+    connections: int
+    duration_s: float
+    warmup_s: float
+    round: int
+    generator: str
+    workers: int | None = None
+    """Workers asked for on the command line; None means each stack's default rule."""
+    threads: int | None = None
+    stack_cpus: tuple[int, ...] = ()
+    loadgen_cpus: tuple[int, ...] = ()
+    requests: int | None = None
+    """Fixed request count, for generators such as ab that run to a count, not a clock."""
+    topology: str = "direct"
+    max_db_sessions: int | None = None
+    db_delay_s: float | None = None
+    db_pool: int | None = None
+    upstream_delay_s: float | None = None
+    cpu_size: int | None = None
+
+    @property
+    def cell(self) -> tuple[object, ...]:
+        """What must match for two trials to be compared (ratios, repeats)."""
+        return (self.workload, self.connections, self.workers, self.threads, self.topology,
+                self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size)
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    spec: TrialSpec
+    stack: StackInfo
+    status: TrialStatus
+    started_at: str
+    finished_at: str
+    load: LoadResult | None = None
+    keepalive: bool | None = None
+    error: str | None = None
+    checks: tuple[str, ...] = ()
+    """Failed validity checks, each 'name: what was seen'."""
+    db_sessions: int | None = None
+    """Peak server sessions pgbouncer held during the measured window (seed 000's #DB)."""
+
+    @property
+    def valid(self) -> bool:
+        """Seed 004's rule: a trial with any error or wrong response does not count."""
+        return self.status is TrialStatus.OK and self.load is not None and self.load.errors == 0
+
+
+@dataclass(frozen=True)
+class MachineInfo:
+    hostname: str
+    cpu_model: str
+    cpu_count: int
+    affinity: tuple[int, ...]
+    memory_mb: int
+    kernel: str
+    os: str
+    python: str
+    load_average: tuple[float, float, float]
+    governor: str | None = None
+
+
+@dataclass(frozen=True)
+class EnvironmentRecord:
+    """A stack environment built by uv: what was asked for and what got installed."""
+
+    hash: str
+    python: str
+    requirements: tuple[str, ...]
+    overrides: tuple[str, ...]
+    freeze: tuple[str, ...]
+    build_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    run_id: str
+    created_at: str
+    pywebbench_version: str
+    command: tuple[str, ...]
+    options: dict[str, Any]
+    machine: MachineInfo
+    tools: dict[str, str]
+    schema_version: int = SCHEMA_VERSION
+    planned_trials: int = 0
+
+
+@dataclass(frozen=True)
+class ServiceRecord:
+    """A backing service as it ran: version, the config we generated, measured limits."""
+
+    name: str
+    version: str
+    config: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    header: RunHeader
+    trials: tuple[TrialResult, ...]
+    environments: dict[str, EnvironmentRecord] = field(default_factory=dict)
+    complete: bool = False
+    services: tuple[ServiceRecord, ...] = ()

@@ -1,0 +1,130 @@
+"""The results file: JSON lines, one record per line, written as each trial finishes.
+
+Line 1 is the run header with its `schema_version`; then `environment` and `trial` records
+in the order they happened; a final `end` record marks a run that finished. A crash loses at
+most the line being written: readers skip a torn last line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO, Any
+
+import cattrs
+
+from pywebbench.errors import UserError
+from pywebbench.results.model import (
+    SCHEMA_VERSION,
+    EnvironmentRecord,
+    ResultSet,
+    RunHeader,
+    ServiceRecord,
+    TrialResult,
+)
+
+RESULTS_FILE = "results.jsonl"
+
+_converter = cattrs.Converter()
+
+
+def results_path(run_dir: Path) -> Path:
+    return run_dir / RESULTS_FILE
+
+
+class ResultsWriter:
+    """Appends records and fsyncs each, so a finished trial survives a crash or Ctrl-C."""
+
+    def __init__(self, path: Path, header: RunHeader) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file: IO[str] = open(path, "a", encoding="utf-8")
+        if path.stat().st_size == 0:
+            self._write({"record": "run", **_converter.unstructure(header)})
+
+    def add_environment(self, env: EnvironmentRecord) -> None:
+        self._write({"record": "environment", **_converter.unstructure(env)})
+
+    def add_service(self, service: ServiceRecord) -> None:
+        self._write({"record": "service", **_converter.unstructure(service)})
+
+    def add_trial(self, trial: TrialResult) -> None:
+        self._write({"record": "trial", **_converter.unstructure(trial)})
+
+    def finish(self, status: str) -> None:
+        self._write({"record": "end", "status": status})
+
+    def close(self) -> None:
+        self._file.close()
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record, sort_keys=True) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+
+def migrate(record: dict[str, Any], version: int) -> dict[str, Any]:
+    """Bring a record from an older schema up to SCHEMA_VERSION, one step at a time."""
+    if version < 1:
+        raise UserError(f"no migration from results schema {version} to {SCHEMA_VERSION}")
+    if version == 1:
+        # 2 added the service-backed workloads' knobs, db_sessions and service records; a
+        # version-1 trial measured none of them, which their defaults (None, "direct") say.
+        if record.get("record") == "run":
+            record = {**record, "schema_version": 2}
+        version = 2
+    return record
+
+
+def load_results(location: Path) -> ResultSet:
+    """Read a run directory (or its results file) back into a ResultSet."""
+    path = location if location.is_file() else results_path(location)
+    if not path.exists():
+        raise UserError(f"no results file at {path}")
+    records = _read_records(path)
+    if not records or records[0].get("record") != "run":
+        raise UserError(f"{path} does not start with a run header")
+    version = int(records[0].get("schema_version", 0))
+    if version > SCHEMA_VERSION:
+        raise UserError(
+            f"{path} has results schema {version}; this pywebbench reads up to "
+            f"{SCHEMA_VERSION}: upgrade pywebbench"
+        )
+    records = [migrate(r, version) for r in records]
+    header = _converter.structure(_strip(records[0]), RunHeader)
+    trials: list[TrialResult] = []
+    environments: dict[str, EnvironmentRecord] = {}
+    services: list[ServiceRecord] = []
+    complete = False
+    for record in records[1:]:
+        kind = record.get("record")
+        if kind == "trial":
+            trials.append(_converter.structure(_strip(record), TrialResult))
+        elif kind == "environment":
+            env = _converter.structure(_strip(record), EnvironmentRecord)
+            environments[env.hash] = env
+        elif kind == "service":
+            services.append(_converter.structure(_strip(record), ServiceRecord))
+        elif kind == "end":
+            complete = record.get("status") == "complete"
+    return ResultSet(header, tuple(trials), environments, complete, tuple(services))
+
+
+def _strip(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "record"}
+
+
+def _read_records(path: Path) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if number == len(lines):
+                break  # torn last line from a crash mid-write: everything before it stands
+            raise UserError(f"{path}:{number}: not a JSON record ({exc.msg})") from exc
+    return records

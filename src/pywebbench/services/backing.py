@@ -1,0 +1,208 @@
+"""The backing services a run needs, started once, shared by every trial, stopped at the end.
+
+Which services start follows from the workloads: PostgreSQL and pgbouncer for /db, /api and
+/posts; the Go upstream for /upstream. Each is a context manager on one ExitStack, so a
+failed start unwinds what had started. This object also knows every right answer the
+workloads are checked against, and the PWB_* environment each app is given.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import jinja2
+import psycopg
+
+from pywebbench.catalog.model import Stack
+from pywebbench.catalog.servers import APPS_DIR
+from pywebbench.reference import GoBinaries, build_go_binaries
+from pywebbench.results.model import ServiceRecord
+from pywebbench.services.pgbouncer import PgBouncerService
+from pywebbench.services.postgres import PostgresConfig, PostgresService
+from pywebbench.services.upstream import UpstreamService
+from pywebbench.workloads import Expected, Needs, api_body, posts_body
+
+TEMPLATES = APPS_DIR / "templates"
+
+
+@dataclass(frozen=True)
+class BackingConfig:
+    needs: frozenset[Needs]
+    max_db_sessions: int = 100
+    db_delay_s: float = 0.02
+    db_rows: int = 1_000_000
+    db_pool: int = 0
+    upstream_delay_s: float = 0.05
+    upstream_size: int = 1024
+    cpu_size: int = 100_000
+    cpus: tuple[int, ...] = ()
+    """Where the upstream runs: on 2 CPUs, the generator's CPU, so the stack's stays its own."""
+    measure_upstream_ceiling: bool = True
+    go_reference: bool = False
+    """Build the Go reference server too (a go:net-http stack is in the run)."""
+
+
+def render_template() -> bytes:
+    """The page every app renders, rendered here too, so answers can be compared."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
+    context = json.loads((TEMPLATES / "context.json").read_text())
+    return env.get_template("page.html").render(**context).encode()
+
+
+class Backing:
+    def __init__(self, config: BackingConfig, cache_dir: Path) -> None:
+        self.config = config
+        self.cache_dir = cache_dir
+        self.postgres: PostgresService | None = None
+        self.pgbouncer: PgBouncerService | None = None
+        self.upstream: UpstreamService | None = None
+        self.go: GoBinaries | None = None
+        self._stack = ExitStack()
+        self._work: Path | None = None
+        self._expected = Expected(cpu_size=config.cpu_size)
+        self._lookup: psycopg.Connection[Any] | None = None
+        self._lookup_lock = threading.Lock()
+        self.template_file: Path | None = None
+
+    @property
+    def work_dir(self) -> Path:
+        if self._work is None:
+            raise RuntimeError("backing services are not started")
+        return self._work
+
+    def __enter__(self) -> Backing:
+        with ExitStack() as stack:
+            # Under the system temp dir: PostgreSQL runs as its own user and must reach it.
+            self._work = Path(tempfile.mkdtemp(prefix="pywebbench-services-"))
+            self._work.chmod(0o755)
+            stack.callback(shutil.rmtree, self._work, True)
+            self.template_file = self._work / "template.html"
+            self.template_file.write_bytes(render_template())
+            expected: dict[str, Any] = {"template_body": self.template_file.read_bytes()}
+            if Needs.DATABASE in self.config.needs:
+                pg = PostgresService(
+                    self._work / "postgres",
+                    PostgresConfig(rows=self.config.db_rows, max_db_sessions=self.config.max_db_sessions),
+                )
+                self.postgres = stack.enter_context(pg)
+                self.pgbouncer = stack.enter_context(
+                    PgBouncerService(self._work / "pgbouncer", pg.info, max_db_sessions=self.config.max_db_sessions)
+                )
+                self._lookup = stack.enter_context(psycopg.connect(pg.info.dsn, autocommit=True))
+                rows = self._lookup.execute("SELECT a, b FROM bench WHERE a <= 300 ORDER BY a").fetchall()
+                expected["posts_body"] = posts_body(rows)
+                expected["api_body"] = api_body([r for r in rows if r[0] <= 100])
+                expected["db_row"] = self._db_row
+            if Needs.UPSTREAM in self.config.needs or self.config.go_reference:
+                self.go = build_go_binaries(self.cache_dir / "go")
+            if Needs.UPSTREAM in self.config.needs:
+                assert self.go is not None
+                up = UpstreamService(self._work / "upstream", self.go.upstream, self.config.upstream_delay_s,
+                                     self.config.upstream_size, cpus=self.config.cpus, server="std")
+                self.upstream = stack.enter_context(up)
+                with urllib.request.urlopen(up.url, timeout=10) as response:
+                    expected["upstream_body"] = response.read()
+                if self.config.measure_upstream_ceiling:
+                    up.measure_ceiling(2.0, 1000, wrk_cpus=self.config.cpus or None, work_dir=self._work / "ceiling")
+            self._expected = Expected(cpu_size=self.config.cpu_size, **expected)
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stack.close()
+        self._work = None
+
+    def _db_row(self, key: int) -> str | None:
+        assert self._lookup is not None
+        with self._lookup_lock:
+            row = self._lookup.execute("SELECT b FROM bench WHERE a = %s", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @property
+    def expected(self) -> Expected:
+        return self._expected
+
+    def app_environment(self, stack: Stack) -> dict[str, str]:
+        """The PWB_* variables of CONTRACT.md for one stack's app."""
+        env = {
+            "PWB_DRIVER": stack.driver,
+            "PWB_DB_DELAY": repr(self.config.db_delay_s),
+            "PWB_DB_ROWS": str(self.config.db_rows),
+            "PWB_DB_POOL": str(self.config.db_pool),
+            "PWB_CPU_SIZE": str(self.config.cpu_size),
+        }
+        if self.pgbouncer is not None:
+            env["PWB_DSN"] = self.pgbouncer.info.dsn
+        if self.upstream is not None:
+            env["PWB_UPSTREAM_URL"] = self.upstream.url
+        if self.template_file is not None:
+            env["PWB_TEMPLATE_RENDERED"] = str(self.template_file)  # the Go reference serves these bytes
+        return env
+
+    def db_sessions(self) -> int | None:
+        return None if self.pgbouncer is None else self.pgbouncer.server_sessions()
+
+    def reset_between_sessions(self) -> None:
+        """Seed 000's habit: every trial starts from an empty pool."""
+        if self.pgbouncer is not None:
+            self.pgbouncer.reset_pool()
+
+    def records(self) -> list[ServiceRecord]:
+        out: list[ServiceRecord] = []
+        if self.postgres is not None:
+            info = self.postgres.info
+            out.append(ServiceRecord("postgresql", info.version, {
+                "rows": info.rows, "seed": info.seed, "load_seconds": info.load_seconds,
+                "max_connections": info.max_connections, "config": info.config_text}))
+        if self.pgbouncer is not None:
+            b = self.pgbouncer.info
+            out.append(ServiceRecord("pgbouncer", b.version, {
+                "max_db_sessions": b.max_db_sessions, "pool_mode": b.pool_mode, "auth_type": b.auth_type,
+                "config": b.config_text}))
+        if self.upstream is not None:
+            out.append(ServiceRecord("upstream", self.upstream.version, self.upstream.config()))
+        if self.go is not None:
+            out.append(ServiceRecord("go", self.go.go_version, {"pgx": self.go.pgx_version, "platform": self.go.platform}))
+        return out
+
+
+class PeakSampler:
+    """Samples a gauge on a thread while load runs and keeps the peak (seed 000's #DB column)."""
+
+    def __init__(self, read: Callable[[], int | None], interval_s: float = 0.05) -> None:
+        self.read = read
+        self.interval_s = interval_s
+        self.peak: int | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                value = self.read()
+            except Exception:  # a failed sample must not kill the trial; the peak says what was seen
+                value = None
+            if value is not None:
+                self.peak = value if self.peak is None else max(self.peak, value)
+            self._stop.wait(self.interval_s)
+
+    def __enter__(self) -> PeakSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
