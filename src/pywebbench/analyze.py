@@ -27,6 +27,8 @@ class Row:
     keepalive: bool | None
     status: str
     note: str | None
+    db_sessions: int | None = None
+    checks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,9 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK) -> Summary:
                 keepalive=trials[0].keepalive,
                 status=worst.status.value,
                 note=note.splitlines()[0] if note else None,
+                db_sessions=max((t.db_sessions for t in trials if t.db_sessions is not None), default=None),
+                checks=tuple(dict.fromkeys(c for t in trials for c in t.checks)),
             )
         )
-    rows.sort(key=lambda r: (r.spec.workload, r.spec.connections, -(r.rps or -1.0), r.stack.id))
+    rows.sort(key=lambda r: (repr(r.spec.cell), -(r.rps or -1.0), r.stack.id))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))

@@ -8,9 +8,14 @@ from pywebbench.analyze import Row
 
 CSV_COLUMNS: tuple[str, ...] = (
     "framework", "server", "worker_class", "type", "workers", "threads", "workload", "connections",
-    "rps", "ratio", "p50_ms", "p90_ms", "p99_ms", "errors", "valid",
-    "keepalive", "status", "trials", "stack", "interface", "event_loop", "http_parser", "note",
+    "rps", "ratio", "p50_ms", "p90_ms", "p99_ms", "errors", "valid", "db_sessions",
+    "keepalive", "status", "trials", "stack", "interface", "event_loop", "http_parser",
+    "topology", "max_db_sessions", "db_delay_ms", "db_pool", "upstream_delay_ms", "cpu_size", "checks", "note",
 )
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 3)
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -42,5 +47,13 @@ def flat(row: Row) -> dict[str, Any]:
         "interface": s.interface,
         "event_loop": s.event_loop,
         "http_parser": s.http_parser,
+        "db_sessions": row.db_sessions,
+        "topology": row.spec.topology,
+        "max_db_sessions": row.spec.max_db_sessions,
+        "db_delay_ms": _ms(row.spec.db_delay_s),
+        "db_pool": row.spec.db_pool,
+        "upstream_delay_ms": _ms(row.spec.upstream_delay_s),
+        "cpu_size": row.spec.cpu_size,
+        "checks": "; ".join(row.checks),
         "note": row.note,
     }

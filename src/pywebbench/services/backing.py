@@ -28,6 +28,7 @@ from pywebbench.catalog.model import Stack
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.reference import GoBinaries, build_go_binaries
 from pywebbench.results.model import ServiceRecord
+from pywebbench.services.nginx import DEFAULT_STATIC_BODY
 from pywebbench.services.pgbouncer import PgBouncerService
 from pywebbench.services.postgres import PostgresConfig, PostgresService
 from pywebbench.services.upstream import UpstreamService
@@ -89,7 +90,8 @@ class Backing:
             stack.callback(shutil.rmtree, self._work, True)
             self.template_file = self._work / "template.html"
             self.template_file.write_bytes(render_template())
-            expected: dict[str, Any] = {"template_body": self.template_file.read_bytes()}
+            expected: dict[str, Any] = {"template_body": self.template_file.read_bytes(),
+                                        "static_body": DEFAULT_STATIC_BODY}
             if Needs.DATABASE in self.config.needs:
                 pg = PostgresService(
                     self._work / "postgres",
