@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--upstream-size", type=_positive_int, help="bytes of the upstream's answer (1024)")
     p_run.add_argument("--cpu-size", type=_positive_int, help="sieve size of /cpu (100000)")
     p_run.add_argument("--topology", choices=["direct", "nginx"], help="nginx: load goes through nginx")
+    p_run.add_argument("--driver", help="force one DB driver on every stack (psycopg, psycopg2-gevent, "
+                       "psycopg2-eventlet, psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent")
 
     p_report = sub.add_parser("report", help="render a finished or interrupted run from its results file")
     p_report.add_argument("run_dir", type=Path)
@@ -152,7 +154,7 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
     names = ("stacks", "workloads", "connections", "duration", "warmup", "workers", "threads", "stack_cpus",
              "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir",
              "max_db_sessions", "db_delay", "db_rows", "db_pool", "upstream_delay", "upstream_size", "cpu_size",
-             "topology")
+             "topology", "driver")
     flags = {name: getattr(args, name) for name in names}
     for name in ("stacks", "workloads"):
         if flags[name] is not None:

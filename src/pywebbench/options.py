@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from pywebbench.catalog.model import DRIVER_REQUIREMENTS
 from pywebbench.errors import UserError
 
 ENV_PREFIX = "PYWEBBENCH_"
@@ -105,6 +106,8 @@ class RunOptions:
     upstream_size: int = 1024
     cpu_size: int = 100_000
     topology: str = "direct"
+    driver: str | None = None
+    """Override every stack's DB driver (default: the right one for its concurrency model)."""
 
     def validate(self) -> RunOptions:
         positive = {
@@ -130,6 +133,8 @@ class RunOptions:
             raise UserError("--db-pool, --db-delay and --upstream-delay must not be negative")
         if self.upstream_size < 12:
             raise UserError(f"--upstream-size must be at least 12 bytes, got {self.upstream_size}")
+        if self.driver is not None and self.driver not in DRIVER_REQUIREMENTS:
+            raise UserError(f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}")
         if self.topology not in TOPOLOGIES:
             raise UserError(f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
         if not self.stacks:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pywebbench.catalog.model import Stack
@@ -98,6 +98,8 @@ def knobs_for(workload: Workload, options: RunOptions) -> dict[str, Any]:
 
 def make_plan(catalog: Catalog, options: RunOptions, available_cpus: tuple[int, ...]) -> Plan:
     stacks, skipped = select_stacks(catalog, options.stacks)
+    if options.driver is not None:
+        stacks = [replace(s, driver_override=options.driver) for s in stacks if s.server.native is None]
     wanted = [get_workload(name) for name in options.workloads]
     for stack in list(stacks):
         if not any(serves(stack, w) for w in wanted):

@@ -94,6 +94,7 @@ def stack_info(stack: Stack, session: Session, env_hash: str, argv: tuple[str, .
         threads=session.threads,
         env_hash=env_hash,
         argv=argv,
+        driver=stack.driver,
     )
 
 

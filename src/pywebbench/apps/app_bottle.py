@@ -1,20 +1,54 @@
-"""Bottle copy of the benchmark app (WSGI: ``wsgi``)."""
+"""Bottle copy of the benchmark app (WSGI: ``wsgi``). Bodies come from pwb_common."""
 
 from __future__ import annotations
 
 from bottle import Bottle, response
 
-TEXT_PLAIN = "text/plain; charset=utf-8"
+import pwb_common as pwb
 
 app = Bottle()
 
 
 @app.get("/hello")
-def hello() -> str:
-    response.content_type = TEXT_PLAIN
-    return "Hello World!"
+def hello() -> bytes:
+    response.content_type = pwb.TEXT_PLAIN
+    return pwb.hello_body()
 
 
-# Further endpoints (DB query, upstream call, template) go here, beside /hello.
+@app.get("/db")
+def db() -> bytes:
+    response.content_type = pwb.APPLICATION_JSON
+    return pwb.db()
+
+
+@app.get("/upstream")
+def upstream() -> bytes:
+    response.content_type = pwb.APPLICATION_JSON
+    return pwb.upstream()
+
+
+@app.get("/template")
+def template() -> bytes:
+    response.content_type = pwb.TEXT_HTML
+    return pwb.template_body()
+
+
+@app.get("/api")
+def api() -> bytes:
+    response.content_type = pwb.APPLICATION_JSON
+    return pwb.api()
+
+
+@app.get("/posts")
+def posts() -> bytes:
+    response.content_type = pwb.APPLICATION_JSON
+    return pwb.posts()
+
+
+@app.get("/cpu")
+def cpu() -> bytes:
+    response.content_type = pwb.APPLICATION_JSON
+    return pwb.cpu_body()
+
 
 wsgi = app

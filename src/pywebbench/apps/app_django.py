@@ -1,15 +1,23 @@
 """Django copy of the benchmark app, a single-file project (WSGI: ``wsgi``; ASGI: ``asgi``).
 
-Settings are configured in-module: no database, no middleware, DEBUG off.
+Settings are configured in-module: no database, no middleware, DEBUG off. Bodies come from
+pwb_common. The WSGI side resolves ``urlpatterns`` (sync views, sync backend); the ASGI
+side resolves ``AsyncURLConf`` (async views, asyncpg + aiohttp), so no request pays for
+Django's sync/async bridging.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
+import django
 from django.conf import settings
-from django.core.asgi import get_asgi_application
+from django.core.handlers.asgi import ASGIHandler, ASGIRequest
 from django.core.wsgi import get_wsgi_application
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
+
+import pwb_common as pwb
 
 settings.configure(
     DEBUG=False,
@@ -25,27 +33,71 @@ settings.configure(
     LOGGING_CONFIG=None,
 )
 
-TEXT_PLAIN = "text/plain; charset=utf-8"
 
-
-def text(body: str) -> HttpResponse:
+def respond(body: bytes, content_type: str) -> HttpResponse:
     # Without CommonMiddleware Django sends no Content-Length; set it so every server can
     # keep the connection alive without chunking.
-    data = body.encode()
-    response = HttpResponse(data, content_type=TEXT_PLAIN)
-    response["Content-Length"] = str(len(data))
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Length"] = str(len(body))
     return response
 
 
-def hello(request: HttpRequest) -> HttpResponse:
-    return text("Hello World!")
+def view(body: Callable[[], bytes], content_type: str) -> Callable[[HttpRequest], HttpResponse]:
+    def get(request: HttpRequest) -> HttpResponse:
+        return respond(body(), content_type)
+
+    return get
 
 
-# Further endpoints (DB query, upstream call, template) go here, beside /hello.
+def async_view(
+    body: Callable[[], Awaitable[bytes]], content_type: str
+) -> Callable[[HttpRequest], Awaitable[HttpResponse]]:
+    async def get(request: HttpRequest) -> HttpResponse:
+        return respond(await body(), content_type)
+
+    return get
+
+
+def on_loop(body: Callable[[], bytes]) -> Callable[[], Awaitable[bytes]]:
+    """A service-free body (hello, template, cpu) for the ASGI side: runs on the loop."""
+
+    async def run() -> bytes:
+        return body()
+
+    return run
+
 
 urlpatterns = [
-    path("hello", hello),
+    path("hello", view(pwb.hello_body, pwb.TEXT_PLAIN)),
+    path("db", view(pwb.db, pwb.APPLICATION_JSON)),
+    path("upstream", view(pwb.upstream, pwb.APPLICATION_JSON)),
+    path("template", view(pwb.template_body, pwb.TEXT_HTML)),
+    path("api", view(pwb.api, pwb.APPLICATION_JSON)),
+    path("posts", view(pwb.posts, pwb.APPLICATION_JSON)),
+    path("cpu", view(pwb.cpu_body, pwb.APPLICATION_JSON)),
 ]
 
+
+class AsyncURLConf:
+    urlpatterns = [
+        path("hello", async_view(on_loop(pwb.hello_body), pwb.TEXT_PLAIN)),
+        path("db", async_view(pwb.db_async, pwb.APPLICATION_JSON)),
+        path("upstream", async_view(pwb.upstream_async, pwb.APPLICATION_JSON)),
+        path("template", async_view(on_loop(pwb.template_body), pwb.TEXT_HTML)),
+        path("api", async_view(pwb.api_async, pwb.APPLICATION_JSON)),
+        path("posts", async_view(pwb.posts_async, pwb.APPLICATION_JSON)),
+        path("cpu", async_view(on_loop(pwb.cpu_body), pwb.APPLICATION_JSON)),
+    ]
+
+
+class AsyncRequest(ASGIRequest):
+    urlconf = AsyncURLConf  # Django resolves a request against request.urlconf when set
+
+
+class AsyncHandler(ASGIHandler):
+    request_class = AsyncRequest
+
+
 wsgi = get_wsgi_application()
-asgi = get_asgi_application()
+django.setup(set_prefix=False)  # what get_asgi_application() does before building its handler
+asgi = AsyncHandler()

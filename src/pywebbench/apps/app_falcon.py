@@ -1,32 +1,70 @@
-"""Falcon copy of the benchmark app (WSGI: ``wsgi``; ASGI: ``asgi`` via falcon.asgi)."""
+"""Falcon copy of the benchmark app (WSGI: ``wsgi``; ASGI: ``asgi`` via falcon.asgi).
+
+Bodies come from pwb_common: the sync backend on the WSGI side, the async one (asyncpg,
+aiohttp) on the ASGI side.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import falcon
 import falcon.asgi
 
-TEXT_PLAIN = "text/plain; charset=utf-8"
+import pwb_common as pwb
 
 
-class Hello:
+class Endpoint:
+    def __init__(self, body: Callable[[], bytes], content_type: str) -> None:
+        self.body = body
+        self.content_type = content_type
+
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.content_type = TEXT_PLAIN
-        resp.text = "Hello World!"
+        resp.content_type = self.content_type
+        resp.data = self.body()
 
 
-class AsyncHello:
-    async def on_get(
-        self, req: falcon.asgi.Request, resp: falcon.asgi.Response
-    ) -> None:
-        resp.content_type = TEXT_PLAIN
-        resp.text = "Hello World!"
+class AsyncEndpoint:
+    def __init__(self, body: Callable[[], Awaitable[bytes]], content_type: str) -> None:
+        self.body = body
+        self.content_type = content_type
+
+    async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
+        resp.content_type = self.content_type
+        resp.data = await self.body()
 
 
-# Further endpoints (DB query, upstream call, template): add a resource pair and route it
-# in both apps below.
+def awaitable(body: Callable[[], bytes]) -> Callable[[], Awaitable[bytes]]:
+    """A service-free body (hello, template, cpu) for the ASGI side: runs on the loop."""
+
+    async def run() -> bytes:
+        return body()
+
+    return run
+
+
+class CloseBackends:
+    """ASGI lifespan: close this worker's asyncpg pool and aiohttp session on shutdown."""
+
+    async def process_shutdown(self, scope: dict[str, Any], event: dict[str, Any]) -> None:
+        await pwb.aclose_async()
+
 
 wsgi = falcon.App()
-wsgi.add_route("/hello", Hello())
+wsgi.add_route("/hello", Endpoint(pwb.hello_body, pwb.TEXT_PLAIN))
+wsgi.add_route("/db", Endpoint(pwb.db, pwb.APPLICATION_JSON))
+wsgi.add_route("/upstream", Endpoint(pwb.upstream, pwb.APPLICATION_JSON))
+wsgi.add_route("/template", Endpoint(pwb.template_body, pwb.TEXT_HTML))
+wsgi.add_route("/api", Endpoint(pwb.api, pwb.APPLICATION_JSON))
+wsgi.add_route("/posts", Endpoint(pwb.posts, pwb.APPLICATION_JSON))
+wsgi.add_route("/cpu", Endpoint(pwb.cpu_body, pwb.APPLICATION_JSON))
 
-asgi = falcon.asgi.App()
-asgi.add_route("/hello", AsyncHello())
+asgi = falcon.asgi.App(middleware=[CloseBackends()])
+asgi.add_route("/hello", AsyncEndpoint(awaitable(pwb.hello_body), pwb.TEXT_PLAIN))
+asgi.add_route("/db", AsyncEndpoint(pwb.db_async, pwb.APPLICATION_JSON))
+asgi.add_route("/upstream", AsyncEndpoint(pwb.upstream_async, pwb.APPLICATION_JSON))
+asgi.add_route("/template", AsyncEndpoint(awaitable(pwb.template_body), pwb.TEXT_HTML))
+asgi.add_route("/api", AsyncEndpoint(pwb.api_async, pwb.APPLICATION_JSON))
+asgi.add_route("/posts", AsyncEndpoint(pwb.posts_async, pwb.APPLICATION_JSON))
+asgi.add_route("/cpu", AsyncEndpoint(awaitable(pwb.cpu_body), pwb.APPLICATION_JSON))

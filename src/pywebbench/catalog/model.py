@@ -111,6 +111,8 @@ class Stack:
     server: ServerVariant
     extra_requirements: tuple[str, ...] = field(default=())
     stack_unavailable: str | None = None
+    driver_override: str | None = None
+    """A driver chosen by the user, e.g. a blocking one under gevent to show seed 000's bug."""
 
     @property
     def id(self) -> str:
@@ -140,6 +142,8 @@ class Stack:
     @property
     def driver(self) -> str:
         """How the app reaches the database and the upstream without blocking its workers."""
+        if self.driver_override is not None:
+            return self.driver_override
         if self.server.driver is not None:
             return self.server.driver
         return DEFAULT_DRIVERS[self.concurrency]

@@ -86,6 +86,8 @@ class StackInfo:
     threads: int
     env_hash: str = ""
     argv: tuple[str, ...] = ()
+    driver: str = ""
+    """PWB_DRIVER: the DB driver and HTTP client model the app used."""
 
 
 @dataclass(frozen=True)
