@@ -9,8 +9,10 @@ first use:
 - ``psycopg2-gevent`` / ``psycopg2-eventlet``: psycopg2 with psycogreen's wait callback;
   the server worker has already monkey-patched the stdlib, so http.client cooperates too.
 - ``psycopg2-meinheld``: psycopg2 with a wait callback on meinheld's trampoline, and
-  meinheld's cooperative socket patched in for http.client.
-- ``psycopg2``: plain, blocking psycopg2: the seed-000 bug, kept for the contrast test.
+  meinheld's cooperative socket patched in for http.client. Needs meinheld built against
+  greenlet 3's own greenlet.h: the PyPI sdist's bundled 0.4 header breaks trampoline().
+- ``psycopg2``: plain, blocking psycopg2 (pool only on single-threaded servers): the
+  seed-000 bug, kept for the contrast test.
 - ``asyncpg``: asyncpg and one aiohttp ClientSession per event loop (the *_async functions).
 
 Sync: ``db() api() posts() upstream()``; async: ``db_async() api_async() posts_async()
@@ -160,7 +162,7 @@ def posts_json(rows: Any) -> bytes:
 class _GreenPool:
     """At most `size` psycopg2 connections; a caller finding none free waits on a pipe with
     the driver's own wait-for-readable, so only its greenlet blocks (meinheld has no
-    cooperative locks to build a queue on). Single-threaded use only, as greenlets are."""
+    cooperative locks to build a queue on). Not thread-safe: greenlets (or one thread) only."""
 
     def __init__(self, size: int, connect: Callable[[], Any], wait_readable: Callable[[int], None]) -> None:
         self._size = size
@@ -174,11 +176,15 @@ class _GreenPool:
         while not self._idle and self._opened >= self._size:
             r, w = os.pipe()
             self._waiters.append(w)
+            woken = False
             try:
                 self._wait_readable(r)
+                woken = True
             finally:
-                if w in self._waiters:  # woken by something other than put()
+                if w in self._waiters:  # not chosen by put(): w must never be written to now
                     self._waiters.remove(w)
+                elif not woken and self._waiters:  # killed after put() chose us: pass it on
+                    os.write(self._waiters.pop(0), b"x")
                 os.close(r)
                 os.close(w)
         if self._idle:
@@ -233,7 +239,7 @@ def _psycopg2_setup(driver: str) -> Callable[[int], None]:
         from eventlet.hubs import trampoline
         from psycogreen.eventlet import patch_psycopg
 
-        patch_psycopg()
+        patch_psycopg()  # eventlet.monkey_patch() already greens psycopg2; this makes it explicit
         return lambda fd: trampoline(fd, read=True)
     if driver == "psycopg2-meinheld":
         from meinheld import patch, server

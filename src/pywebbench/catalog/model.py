@@ -36,6 +36,9 @@ DRIVER_REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "psycopg2-gevent": ("psycopg2-binary==2.9.13", "psycogreen==1.0.2"),
     "psycopg2-eventlet": ("psycopg2-binary==2.9.13", "psycogreen==1.0.2"),
     "psycopg2-meinheld": ("psycopg2-binary==2.9.13",),
+    # Blocking psycopg2, nothing patched: seed 000's bug, for the contrast. (psycopg 3 notices
+    # gevent's monkey-patching by itself, so it cannot show the bug.)
+    "psycopg2": ("psycopg2-binary==2.9.13",),
     "asyncpg": ("asyncpg==0.32.0", "aiohttp==3.14.5"),
     "native": (),
 }
