@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from pywebbench.patched import PatchedBuildError, ensure_patched
 from pywebbench.results.model import EnvironmentRecord
 
 MARKER = "pywebbench-env.json"
@@ -141,16 +142,18 @@ class EnvironmentBuilder:
             reqs = path / "requirements.in"
             reqs.write_text("\n".join(spec.requirements) + "\n")
             install = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(path / "bin" / "python"), "-r", str(reqs)]
+            if ensure_patched(spec.requirements, self.root.parent / "wheelhouse", spec.python, uv, env):
+                install += ["--find-links", str(self.root.parent / "wheelhouse")]
             if spec.overrides:
                 overrides = path / "overrides.txt"
                 overrides.write_text("\n".join(spec.overrides) + "\n")
                 install += ["--override", str(overrides)]
             _run(install, env)
             freeze = _run([uv, "pip", "freeze", "--python", str(path / "bin" / "python")], env)
-        except EnvBuildError as exc:
+        except (EnvBuildError, PatchedBuildError) as exc:
             failed.write_text(str(exc))
             shutil.rmtree(path, ignore_errors=True)
-            raise
+            raise EnvBuildError(str(exc)) from exc
         record = EnvironmentRecord(
             hash=spec.hash,
             python=_python_identity(spec.python),

@@ -6,6 +6,7 @@ writer, one trial at a time, so an interrupted run keeps everything it finished.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -98,12 +99,16 @@ def stack_info(stack: Stack, session: Session, env_hash: str, argv: tuple[str, .
     )
 
 
-def overlap_problem(url: str, delay_s: float, requests: int = OVERLAP_REQUESTS) -> str | None:
+def overlap_problem(url: str, delay_s: float, requests: int | None = None) -> str | None:
     """N concurrent requests that each wait `delay_s` must finish in well under N x delay_s.
 
     Seed 000's central bug: a greenlet server with an unpatched driver serialises every
-    query while claiming to be async. Run only on stacks that claim to overlap.
+    query while claiming to be async. Run only on stacks that claim to overlap. N is chosen
+    so that one-after-another would take about a second: with short delays, a handful of
+    requests would be dominated by fixed per-request costs and prove nothing.
     """
+    if requests is None:
+        requests = min(100, max(OVERLAP_REQUESTS, math.ceil(1.0 / delay_s)))
     host_port = url.split("//", 1)[1].split("/", 1)[0]
     host, port = host_port.split(":")
     path = "/" + url.split("//", 1)[1].split("/", 1)[1]

@@ -11,12 +11,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from pywebbench.patched import MEINHELD  # rebuilt against greenlet 3's header by the harness
 from pywebbench.catalog.model import ConcurrencyType, Interface, LaunchSpec, ServerVariant, Stack
 
 SYNC, GREENLET, COROUTINE = ConcurrencyType.SYNC, ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE
 W, A, O = Interface.WSGI, Interface.ASGI, Interface.OWN
 
 APPS_DIR = Path(__file__).resolve().parent.parent / "apps"
+
 
 GUNICORN = "gunicorn==27.0.1"
 # Gunicorn removed its eventlet worker in 26.0; 25.3.0 is the last release that has it.
@@ -153,7 +155,7 @@ SERVERS: tuple[ServerVariant, ...] = (
                   gunicorn("eventlet", W, "--worker-connections", "1000"), event_loop="eventlet (epoll hub)",
                   driver="psycopg2-eventlet"),
     ServerVariant("gunicorn", "meinheld", "Gunicorn", "meinheld.gmeinheld.MeinheldWorker", W, GREENLET,
-                  (GUNICORN, "meinheld==1.0.2"), gunicorn("meinheld.gmeinheld.MeinheldWorker", W),
+                  (GUNICORN, MEINHELD), gunicorn("meinheld.gmeinheld.MeinheldWorker", W),
                   event_loop="meinheld (picoev)", http_parser="picohttpparser",
                   overrides=("greenlet==3.5.6",), driver="psycopg2-meinheld"),
     ServerVariant("gunicorn", "uvicorn", "Gunicorn", "uvicorn_worker.UvicornWorker", A, COROUTINE,
@@ -161,7 +163,7 @@ SERVERS: tuple[ServerVariant, ...] = (
                   gunicorn("uvicorn_worker.UvicornWorker", A), event_loop="uvloop", http_parser="httptools"),
     # Other WSGI servers
     ServerVariant("uwsgi", "", "uWSGI", "prefork", W, SYNC, ("uwsgi==2.0.31",), uwsgi, http_parser="uwsgi (C)"),
-    ServerVariant("meinheld", "", "Meinheld", "meinheld", W, GREENLET, ("meinheld==1.0.2",), launcher("meinheld"),
+    ServerVariant("meinheld", "", "Meinheld", "meinheld", W, GREENLET, (MEINHELD,), launcher("meinheld"),
                   event_loop="meinheld (picoev)", http_parser="picohttpparser", overrides=("greenlet==3.5.6",),
                   driver="psycopg2-meinheld"),
     ServerVariant("bjoern", "", "bjoern", "bjoern", W, SYNC, ("bjoern==3.2.2",), launcher("bjoern"),
