@@ -2,8 +2,10 @@
 
 aioflask 0.4.0 runs Flask's request handling in greenlets (greenletio) and needs Flask 2.0/2.1
 (it imports ``flask.globals._app_ctx_stack`` and ``flask.helpers.get_env``) with Werkzeug < 3.
-Its ASGI entry point only speaks HTTP, so ``asgi`` answers the lifespan protocol itself (put
-startup/shutdown work, e.g. a DB pool, there). Add further ``async def`` views beside ``hello``.
+Its ASGI entry point only speaks HTTP, so ``asgi`` answers the lifespan protocol itself.
+Bodies come from pwb_common as ready bytes. /db, /api, /posts and /upstream await the async
+backend (asyncpg, aiohttp); with a sync PWB_DRIVER (seed 001's blocking variant,
+PWB_DRIVER=psycopg) they call the blocking functions right on the event loop, on purpose.
 """
 
 from __future__ import annotations
@@ -13,17 +15,50 @@ from typing import Any
 
 from aioflask import Flask, Response
 
+import pwb_common as pwb
+
 Message = MutableMapping[str, Any]
 
-HELLO = "Hello World!"
-TEXT_PLAIN = "text/plain; charset=utf-8"
+Body = Callable[[], Awaitable[bytes]]
+
+
+def on_loop(body: Callable[[], bytes]) -> Body:
+    """A sync body run on the event loop (blocking it while it runs)."""
+
+    async def run() -> bytes:
+        return body()
+
+    return run
+
+
+ASYNC_DRIVER = pwb.is_async_driver()  # the one switch: False under seed 001's blocking variant
+
+
+def service(async_body: Body, sync_body: Callable[[], bytes]) -> Body:
+    return async_body if ASYNC_DRIVER else on_loop(sync_body)
+
+
+ENDPOINTS: dict[str, tuple[Body, str]] = {
+    "/hello": (on_loop(pwb.hello_body), pwb.TEXT_PLAIN),
+    "/db": (service(pwb.db_async, pwb.db), pwb.APPLICATION_JSON),
+    "/upstream": (service(pwb.upstream_async, pwb.upstream), pwb.APPLICATION_JSON),
+    "/template": (on_loop(pwb.template_body), pwb.TEXT_HTML),
+    "/api": (service(pwb.api_async, pwb.api), pwb.APPLICATION_JSON),
+    "/posts": (service(pwb.posts_async, pwb.posts), pwb.APPLICATION_JSON),
+    "/cpu": (on_loop(pwb.cpu_body), pwb.APPLICATION_JSON),
+}
+
+
+def endpoint(body: Body, content_type: str) -> Callable[[], Awaitable[Response]]:
+    async def get() -> Response:
+        return Response(await body(), content_type=content_type)
+
+    return get
+
 
 app = Flask(__name__)
-
-
-@app.get("/hello")
-async def hello() -> Response:
-    return Response(HELLO, content_type=TEXT_PLAIN)
+for path, (body, ctype) in ENDPOINTS.items():
+    app.add_url_rule(path, endpoint=path, view_func=endpoint(body, ctype), methods=["GET"])
 
 
 async def asgi(
@@ -37,6 +72,7 @@ async def asgi(
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
                 await send({"type": "lifespan.shutdown.complete"})
                 return
     await app(scope, receive, send)

@@ -5,8 +5,9 @@
 N > 1 starts N forked processes, each binding with SO_REUSEPORT; the parent forwards
 SIGTERM/SIGINT to them once. For gunicorn use ``app_aiohttp:app`` (a ``web.Application``)
 with ``--worker-class aiohttp.GunicornUVLoopWebWorker`` (or ``aiohttp.GunicornWebWorker``).
-Add further endpoints to ``ROUTES``; per-process resources (DB pool, client session)
-belong in ``app.cleanup_ctx``.
+Bodies come from pwb_common as ready bytes. /db, /api, /posts and /upstream await the async
+backend (asyncpg, aiohttp); with a sync PWB_DRIVER (seed 001's blocking variant,
+PWB_DRIVER=psycopg) they call the blocking functions right on the event loop, on purpose.
 """
 
 from __future__ import annotations
@@ -17,26 +18,63 @@ import multiprocessing
 import multiprocessing.connection
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-HELLO = "Hello World!"
+import pwb_common as pwb
+
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-async def hello(request: web.Request) -> web.Response:
-    return web.Response(text=HELLO, content_type="text/plain", charset="utf-8")
+Body = Callable[[], Awaitable[bytes]]
 
 
-ROUTES = [
-    web.get("/hello", hello),
-]
+def on_loop(body: Callable[[], bytes]) -> Body:
+    """A sync body run on the event loop (blocking it while it runs)."""
+
+    async def run() -> bytes:
+        return body()
+
+    return run
+
+
+ASYNC_DRIVER = pwb.is_async_driver()  # the one switch: False under seed 001's blocking variant
+
+
+def service(async_body: Body, sync_body: Callable[[], bytes]) -> Body:
+    return async_body if ASYNC_DRIVER else on_loop(sync_body)
+
+
+ENDPOINTS: dict[str, tuple[Body, str]] = {
+    "/hello": (on_loop(pwb.hello_body), pwb.TEXT_PLAIN),
+    "/db": (service(pwb.db_async, pwb.db), pwb.APPLICATION_JSON),
+    "/upstream": (service(pwb.upstream_async, pwb.upstream), pwb.APPLICATION_JSON),
+    "/template": (on_loop(pwb.template_body), pwb.TEXT_HTML),
+    "/api": (service(pwb.api_async, pwb.api), pwb.APPLICATION_JSON),
+    "/posts": (service(pwb.posts_async, pwb.posts), pwb.APPLICATION_JSON),
+    "/cpu": (on_loop(pwb.cpu_body), pwb.APPLICATION_JSON),
+}
+
+
+def endpoint(body: Body, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def get(request: web.Request) -> web.Response:
+        return web.Response(body=await body(), headers={"Content-Type": content_type})
+
+    return get
+
+
+ROUTES = [web.get(path, endpoint(body, ctype)) for path, (body, ctype) in ENDPOINTS.items()]
+
+
+async def close_backends(application: web.Application) -> None:
+    await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
 
 
 def make_app() -> web.Application:
     application = web.Application()
     application.add_routes(ROUTES)
+    application.on_cleanup.append(close_backends)
     return application
 
 

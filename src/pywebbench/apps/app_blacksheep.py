@@ -1,18 +1,65 @@
 """BlackSheep benchmark app: exposes the ASGI callable ``asgi``.
 
-Add further endpoints with ``app.router.add_get(...)`` beside ``hello``.
+Bodies come from pwb_common as ready bytes, sent as raw ``Content`` with CONTRACT.md's
+content types. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp);
+with a sync PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the
+blocking functions right on the event loop instead, on purpose.
 """
 
-from blacksheep import Application, Request, Response, text
+# No "from __future__ import annotations": BlackSheep binds handler parameters by their
+# annotations, which must stay real classes.
+from collections.abc import Awaitable, Callable
 
-HELLO = "Hello World!"
+from blacksheep import Application, Content, Request, Response
+
+import pwb_common as pwb
+
+Body = Callable[[], Awaitable[bytes]]
 
 
-async def hello(request: Request) -> Response:
-    return text(HELLO)  # text/plain; charset=utf-8
+def on_loop(body: Callable[[], bytes]) -> Body:
+    """A sync body run on the event loop (blocking it while it runs)."""
+
+    async def run() -> bytes:
+        return body()
+
+    return run
+
+
+ASYNC_DRIVER = pwb.is_async_driver()  # the one switch: False under seed 001's blocking variant
+
+
+def service(async_body: Body, sync_body: Callable[[], bytes]) -> Body:
+    return async_body if ASYNC_DRIVER else on_loop(sync_body)
+
+
+ENDPOINTS: dict[str, tuple[Body, str]] = {
+    "/hello": (on_loop(pwb.hello_body), pwb.TEXT_PLAIN),
+    "/db": (service(pwb.db_async, pwb.db), pwb.APPLICATION_JSON),
+    "/upstream": (service(pwb.upstream_async, pwb.upstream), pwb.APPLICATION_JSON),
+    "/template": (on_loop(pwb.template_body), pwb.TEXT_HTML),
+    "/api": (service(pwb.api_async, pwb.api), pwb.APPLICATION_JSON),
+    "/posts": (service(pwb.posts_async, pwb.posts), pwb.APPLICATION_JSON),
+    "/cpu": (on_loop(pwb.cpu_body), pwb.APPLICATION_JSON),
+}
+
+
+def endpoint(body: Body, content_type: str) -> Callable[[Request], Awaitable[Response]]:
+    ctype = content_type.encode()
+
+    async def get(request: Request) -> Response:
+        return Response(200, None, Content(ctype, await body()))
+
+    return get
+
+
+async def close_backends(application: Application) -> None:
+    await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
 
 
 app = Application(show_error_details=False)
-app.router.add_get("/hello", hello)
+for path, (body, ctype) in ENDPOINTS.items():
+    app.router.add_get(path, endpoint(body, ctype))
+app.on_stop += close_backends
 
 asgi = app

@@ -3,27 +3,72 @@
     python app_sanic.py --host H --port P --workers N [--loop uvloop|asyncio]
 
 Sanic's worker manager spawns N worker processes (start method "spawn": each re-imports
-this module, so the app must stay at module level). Add further endpoints beside ``hello``.
+this module, so the app must stay at module level). Bodies come from pwb_common as ready
+bytes. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp); with a
+sync PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the blocking
+functions right on the event loop instead, on purpose.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from sanic import HTTPResponse, Request, Sanic
-from sanic.response import text
 
-HELLO = "Hello World!"
+import pwb_common as pwb
+
+Body = Callable[[], Awaitable[bytes]]
+
+
+def on_loop(body: Callable[[], bytes]) -> Body:
+    """A sync body run on the event loop (blocking it while it runs)."""
+
+    async def run() -> bytes:
+        return body()
+
+    return run
+
+
+ASYNC_DRIVER = pwb.is_async_driver()  # the one switch: False under seed 001's blocking variant
+
+
+def service(async_body: Body, sync_body: Callable[[], bytes]) -> Body:
+    return async_body if ASYNC_DRIVER else on_loop(sync_body)
+
+
+ENDPOINTS: dict[str, tuple[Body, str]] = {
+    "/hello": (on_loop(pwb.hello_body), pwb.TEXT_PLAIN),
+    "/db": (service(pwb.db_async, pwb.db), pwb.APPLICATION_JSON),
+    "/upstream": (service(pwb.upstream_async, pwb.upstream), pwb.APPLICATION_JSON),
+    "/template": (on_loop(pwb.template_body), pwb.TEXT_HTML),
+    "/api": (service(pwb.api_async, pwb.api), pwb.APPLICATION_JSON),
+    "/posts": (service(pwb.posts_async, pwb.posts), pwb.APPLICATION_JSON),
+    "/cpu": (on_loop(pwb.cpu_body), pwb.APPLICATION_JSON),
+}
+
+
+def endpoint(body: Body, content_type: str) -> Callable[[Request], Coroutine[Any, Any, HTTPResponse]]:
+    async def get(request: Request) -> HTTPResponse:
+        data = await body()
+        # Sanic's ASGI side sends no Content-Length of its own (the server would chunk);
+        # its own server sets the same value itself.
+        return HTTPResponse(data, headers={"content-length": str(len(data))}, content_type=content_type)
+
+    return get
+
+
+async def close_backends(application: Sanic[Any, Any]) -> None:
+    await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
+
 
 app = Sanic("pywebbench")
 app.config.MOTD = False  # no startup banner (also under ASGI servers)
-
-
-@app.get("/hello")
-async def hello(request: Request) -> HTTPResponse:
-    return text(HELLO)  # text/plain; charset=utf-8
-
+for path, (body, ctype) in ENDPOINTS.items():
+    app.add_route(endpoint(body, ctype), path, methods=["GET"], name=path.strip("/"))
+app.register_listener(close_backends, "after_server_stop")
 
 asgi = app
 

@@ -1,22 +1,66 @@
 """Starlette benchmark app: exposes the ASGI callable ``asgi``.
 
-Add further endpoints as handlers plus entries in ``ROUTES``.
+Bodies come from pwb_common as ready bytes, sent as raw ``Response``s with CONTRACT.md's
+content types. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp);
+with a sync PWB_DRIVER (seed 001's "sync DB client inside Starlette", PWB_DRIVER=psycopg)
+they call the blocking functions right on the event loop instead, on purpose.
 """
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
-HELLO = "Hello World!"
+import pwb_common as pwb
+
+Body = Callable[[], Awaitable[bytes]]
 
 
-async def hello(request: Request) -> Response:
-    return PlainTextResponse(HELLO)  # text/plain; charset=utf-8
+def on_loop(body: Callable[[], bytes]) -> Body:
+    """A sync body run on the event loop (blocking it while it runs)."""
+
+    async def run() -> bytes:
+        return body()
+
+    return run
 
 
-ROUTES = [
-    Route("/hello", hello, methods=["GET"]),
-]
+ASYNC_DRIVER = pwb.is_async_driver()  # the one switch: False under seed 001's blocking variant
 
-asgi = Starlette(debug=False, routes=ROUTES)
+
+def service(async_body: Body, sync_body: Callable[[], bytes]) -> Body:
+    return async_body if ASYNC_DRIVER else on_loop(sync_body)
+
+
+ENDPOINTS: dict[str, tuple[Body, str]] = {
+    "/hello": (on_loop(pwb.hello_body), pwb.TEXT_PLAIN),
+    "/db": (service(pwb.db_async, pwb.db), pwb.APPLICATION_JSON),
+    "/upstream": (service(pwb.upstream_async, pwb.upstream), pwb.APPLICATION_JSON),
+    "/template": (on_loop(pwb.template_body), pwb.TEXT_HTML),
+    "/api": (service(pwb.api_async, pwb.api), pwb.APPLICATION_JSON),
+    "/posts": (service(pwb.posts_async, pwb.posts), pwb.APPLICATION_JSON),
+    "/cpu": (on_loop(pwb.cpu_body), pwb.APPLICATION_JSON),
+}
+
+
+def endpoint(body: Body, content_type: str) -> Callable[[Request], Awaitable[Response]]:
+    async def get(request: Request) -> Response:
+        return Response(await body(), media_type=content_type)  # charset already in text/* types
+
+    return get
+
+
+@asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    yield
+    await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
+
+
+ROUTES = [Route(path, endpoint(body, ctype), methods=["GET"]) for path, (body, ctype) in ENDPOINTS.items()]
+
+asgi = Starlette(debug=False, routes=ROUTES, lifespan=lifespan)

@@ -4,7 +4,10 @@
 
 N > 1 starts N forked processes, each binding with SO_REUSEPORT (Tornado's recommended
 multi-process mode); the parent forwards SIGTERM/SIGINT to them once. Tornado runs on asyncio,
-so ``--loop uvloop`` just swaps the asyncio loop. Add further endpoints to ``ROUTES``.
+so ``--loop uvloop`` just swaps the asyncio loop. Bodies come from pwb_common as ready bytes.
+/db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp); with a sync
+PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the blocking functions
+right on the event loop instead, on purpose.
 """
 
 from __future__ import annotations
@@ -15,24 +18,59 @@ import multiprocessing
 import multiprocessing.connection
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import tornado.web
 
-HELLO = "Hello World!"
+import pwb_common as pwb
+
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-class HelloHandler(tornado.web.RequestHandler):
+Body = Callable[[], Awaitable[bytes]]
+
+
+def on_loop(body: Callable[[], bytes]) -> Body:
+    """A sync body run on the event loop (blocking it while it runs)."""
+
+    async def run() -> bytes:
+        return body()
+
+    return run
+
+
+ASYNC_DRIVER = pwb.is_async_driver()  # the one switch: False under seed 001's blocking variant
+
+
+def service(async_body: Body, sync_body: Callable[[], bytes]) -> Body:
+    return async_body if ASYNC_DRIVER else on_loop(sync_body)
+
+
+ENDPOINTS: dict[str, tuple[Body, str]] = {
+    "/hello": (on_loop(pwb.hello_body), pwb.TEXT_PLAIN),
+    "/db": (service(pwb.db_async, pwb.db), pwb.APPLICATION_JSON),
+    "/upstream": (service(pwb.upstream_async, pwb.upstream), pwb.APPLICATION_JSON),
+    "/template": (on_loop(pwb.template_body), pwb.TEXT_HTML),
+    "/api": (service(pwb.api_async, pwb.api), pwb.APPLICATION_JSON),
+    "/posts": (service(pwb.posts_async, pwb.posts), pwb.APPLICATION_JSON),
+    "/cpu": (on_loop(pwb.cpu_body), pwb.APPLICATION_JSON),
+}
+
+
+class Endpoint(tornado.web.RequestHandler):
+    def initialize(self, body: Body, content_type: str) -> None:
+        self._body = body
+        self._content_type = content_type
+
     async def get(self) -> None:
-        self.set_header("Content-Type", "text/plain; charset=utf-8")
-        self.finish(HELLO)
+        data = await self._body()
+        self.set_header("Content-Type", self._content_type)
+        self.finish(data)
 
 
-ROUTES: list[tuple[str, type[tornado.web.RequestHandler]]] = [
-    (r"/hello", HelloHandler),
+ROUTES: list[tuple[str, type[tornado.web.RequestHandler], dict[str, object]]] = [
+    (path, Endpoint, {"body": body, "content_type": ctype}) for path, (body, ctype) in ENDPOINTS.items()
 ]
-
 
 def make_app() -> tornado.web.Application:
     # log_function silences Tornado's per-request access log.
@@ -63,6 +101,7 @@ async def run_server(host: str, port: int, reuse_port: bool) -> None:
     await wait_for_stop_signal()
     server.stop()  # stop accepting; then close open (keep-alive) connections
     await asyncio.wait_for(server.close_all_connections(), timeout=5.0)
+    await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
 
 
 def serve(host: str, port: int, loop: str, reuse_port: bool) -> None:
