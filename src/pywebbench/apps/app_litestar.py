@@ -18,31 +18,7 @@ import pwb_common as pwb
 Body = Callable[[], Awaitable[bytes]]
 
 
-def on_loop(body: Callable[[], bytes]) -> Body:
-    """A sync body run on the event loop (blocking it while it runs)."""
-
-    async def run() -> bytes:
-        return body()
-
-    return run
-
-
-ASYNC_DRIVER = pwb.is_async_driver()  # the one switch: False under seed 001's blocking variant
-
-
-def service(async_body: Body, sync_body: Callable[[], bytes]) -> Body:
-    return async_body if ASYNC_DRIVER else on_loop(sync_body)
-
-
-ENDPOINTS: dict[str, tuple[Body, str]] = {
-    "/hello": (on_loop(pwb.hello_body), pwb.TEXT_PLAIN),
-    "/db": (service(pwb.db_async, pwb.db), pwb.APPLICATION_JSON),
-    "/upstream": (service(pwb.upstream_async, pwb.upstream), pwb.APPLICATION_JSON),
-    "/template": (on_loop(pwb.template_body), pwb.TEXT_HTML),
-    "/api": (service(pwb.api_async, pwb.api), pwb.APPLICATION_JSON),
-    "/posts": (service(pwb.posts_async, pwb.posts), pwb.APPLICATION_JSON),
-    "/cpu": (on_loop(pwb.cpu_body), pwb.APPLICATION_JSON),
-}
+ENDPOINTS = pwb.async_endpoints()
 
 
 def endpoint(path: str, body: Body, content_type: str) -> HTTPRouteHandler:

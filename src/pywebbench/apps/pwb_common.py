@@ -31,7 +31,7 @@ import random
 import select
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -515,3 +515,37 @@ async def aclose_async() -> None:
         backend = _async[1].pop(asyncio.get_running_loop(), None)
         if backend is not None:
             await backend.aclose()
+
+
+# --- The endpoint table every asyncio app serves (one place, not nine copies) ---
+
+AsyncBody = Callable[[], Awaitable[bytes]]
+
+
+def on_loop(body: Callable[[], bytes]) -> AsyncBody:
+    """A sync body run right on the event loop (blocking it while it runs)."""
+
+    async def run() -> bytes:
+        return body()
+
+    return run
+
+
+def async_endpoints() -> dict[str, tuple[AsyncBody, str]]:
+    """Path -> (coroutine returning the body, content type) for asyncio frameworks.
+
+    With an async driver the service endpoints await asyncpg/aiohttp; with a sync one
+    (seed 001's "sync DB client inside Starlette") they block the loop, on purpose.
+    """
+    def service(async_body: AsyncBody, sync_body: Callable[[], bytes]) -> AsyncBody:
+        return async_body if is_async_driver() else on_loop(sync_body)
+
+    return {
+        "/hello": (on_loop(hello_body), TEXT_PLAIN),
+        "/db": (service(db_async, db), APPLICATION_JSON),
+        "/upstream": (service(upstream_async, upstream), APPLICATION_JSON),
+        "/template": (on_loop(template_body), TEXT_HTML),
+        "/api": (service(api_async, api), APPLICATION_JSON),
+        "/posts": (service(posts_async, posts), APPLICATION_JSON),
+        "/cpu": (on_loop(cpu_body), APPLICATION_JSON),
+    }
