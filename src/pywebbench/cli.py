@@ -20,7 +20,7 @@ from rich.console import Console
 from pywebbench import __version__
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
-from pywebbench.doctor import check, missing_required
+from pywebbench.doctor import check
 from pywebbench.envs import EnvironmentBuilder, EnvSpec, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.registry import make_generator
@@ -177,6 +177,22 @@ def _print_plan(plan: Plan, options: RunOptions) -> None:
         err.print(f"note: {BASELINE_STACK} is not in this run, so no ratios will be shown")
 
 
+def _check_tools_for(plan: Plan, options: RunOptions) -> None:
+    """A missing tool is a one-line error before anything starts, never a failure mid-run."""
+    wanted = {options.generator, "taskset", "uv"}
+    needs = {n.value for n in needs_of(plan)}
+    if "database" in needs:
+        wanted |= {"postgres", "pgbouncer"}
+    if "upstream" in needs or any(s.stack.server.native == "go-reference" for s in plan.sessions):
+        wanted.add("go")
+    if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):
+        wanted.add("nginx")
+    missing = [r for r in check() if r.name in wanted and not r.present]
+    if missing:
+        first = missing[0]
+        raise UserError(f"{first.name} is missing ({first.purpose}); fix: {first.fix}")
+
+
 def _on_progress(progress: Progress) -> None:
     eta = f", ~{progress.eta_s / 60:.1f} min left" if progress.eta_s is not None else ""
     err.print(f"[{progress.done}/{progress.total}] {progress.current}{eta}")
@@ -189,11 +205,8 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     options = from_sources(config_file=args.config, environ=os.environ, flags=_flags(args))
     generator = make_generator(options.generator)
-    missing = [r for r in missing_required() if r.name in (options.generator, "taskset", "uv")]
-    if missing:
-        first = missing[0]
-        raise UserError(f"{first.name} is missing ({first.purpose}); fix: {first.fix}")
     plan = make_plan(catalog, options, usable_cpus())
+    _check_tools_for(plan, options)
     stamp = datetime.now(timezone.utc)
     run_dir = options.out_dir or Path("runs") / stamp.strftime("%Y%m%d-%H%M%S")
     if results_path(run_dir).exists():

@@ -30,6 +30,15 @@ def _header(name: str, path: Path, purpose: str, package: str) -> Requirement:
     return Requirement(name, purpose, path.exists(), str(path), f"sudo apt-get install -y {package}", False)
 
 
+def _postgres() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
+    return found[-1] if found else (Path(p) if (p := shutil.which("postgres")) else None)
+
+
+def _go() -> str | None:
+    return shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+
+
 def check() -> list[Requirement]:
     try:
         uv = uv_binary()
@@ -43,11 +52,14 @@ def check() -> list[Requirement]:
         _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
         Requirement("uv", "builds each stack's isolated environment", uv_ok, uv, "./scripts/install.sh"),
         _command("cc", "compiles meinheld, bjoern and uWSGI from source", "build-essential", required=False),
+        Requirement("postgres", "PostgreSQL for db, api and posts (a private instance)", _postgres() is not None,
+                    str(_postgres() or "not found"), "sudo apt-get install -y postgresql", False),
+        _command("pgbouncer", "caps DB sessions between apps and PostgreSQL", "pgbouncer", required=False),
+        _command("nginx", "static baseline and reverse proxy", "nginx-light", required=False),
+        Requirement("go", "builds the Go reference server and the upstream API", _go() is not None,
+                    str(_go() or "not found"), "sudo apt-get install -y golang-go", False),
         _header("libev", Path("/usr/include/ev.h"), "bjoern's event loop", "libev-dev"),
         Requirement("Python.h", "compiling C servers against this Python", python_h.exists(), str(python_h),
                     "sudo apt-get install -y python3-dev", False),
     ]
 
-
-def missing_required() -> list[Requirement]:
-    return [r for r in check() if r.required and not r.present]
