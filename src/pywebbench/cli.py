@@ -208,7 +208,7 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     plan = make_plan(catalog, options, usable_cpus())
     _check_tools_for(plan, options)
     stamp = datetime.now(timezone.utc)
-    run_dir = options.out_dir or Path("runs") / stamp.strftime("%Y%m%d-%H%M%S")
+    run_dir = (options.out_dir or Path("runs") / stamp.strftime("%Y%m%d-%H%M%S")).resolve()
     if results_path(run_dir).exists():
         raise UserError(f"{run_dir} already holds results; choose another --out")
     _print_plan(plan, options)

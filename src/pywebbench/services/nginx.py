@@ -55,7 +55,7 @@ class NginxService:
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
-        self.work_dir = work_dir
+        self.work_dir = work_dir.resolve()  # nginx reads -p/-c/-e relative to its prefix
         self.static_body = DEFAULT_STATIC_BODY if static_body is None else static_body
         self.upstream_port = upstream_port
         self.workers = workers
