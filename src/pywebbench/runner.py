@@ -27,7 +27,7 @@ from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing, PeakSampler
 from pywebbench.services.nginx import NginxService
 from pywebbench.verify import NotReady, fetch, keeps_alive, verify_endpoint, wait_ready
-from pywebbench.workloads import Expected, Workload
+from pywebbench.workloads import Expected, Needs, Workload
 
 HOST = "127.0.0.1"
 OVERLAP_REQUESTS = 10
@@ -319,7 +319,7 @@ class Runner:
                 self.generator.run(warm, work_dir)
                 self.ledger.add("warmups", time.monotonic() - started)
             started = time.monotonic()
-            if self.backing is not None and self.backing.pgbouncer is not None:
+            if self.backing is not None and self.backing.pgbouncer is not None and Needs.DATABASE in workload.needs:
                 with PeakSampler(self.backing.db_sessions) as sampler:
                     load = self.generator.run(replace(base, label=spec.trial_id), work_dir)
                 sessions = sampler.peak
