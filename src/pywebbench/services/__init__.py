@@ -14,6 +14,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from contextlib import ExitStack
+from types import TracebackType
+from typing import Generic, TypeVar
+
 from pywebbench.procs import ManagedProcess, tail
 
 HOST = "127.0.0.1"
@@ -110,3 +114,36 @@ def wait_until(
 
 def _tail(proc: ManagedProcess, log: Path | None) -> str:
     return (tail(log) if log is not None else "") or proc.stderr_tail()
+
+
+InfoT = TypeVar("InfoT")
+
+
+class Service(Generic[InfoT]):
+    """The lifecycle every backing service shares.
+
+    A subclass's __enter__ starts its processes on an ExitStack (a failed start unwinds what
+    had started), sets `_info` and keeps the stack in `_stack`; __exit__ here unwinds it.
+    `info` is what the running service exposes, and an error when it is not running.
+    """
+
+    what = "the service"
+
+    def __init__(self) -> None:
+        self._info: InfoT | None = None
+        self._stack = ExitStack()
+
+    @property
+    def info(self) -> InfoT:
+        if self._info is None:
+            raise RuntimeError(f"{self.what} is not running")
+        return self._info
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._info = None
+        self._stack.close()

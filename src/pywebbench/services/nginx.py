@@ -9,10 +9,9 @@ import pwd
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from pywebbench.procs import ManagedProcess, free_port
-from pywebbench.services import HOST, tool_output, wait_until
+from pywebbench.services import Service, HOST, tool_output, wait_until
 
 BINARY = "/usr/sbin/nginx"
 STATIC_PATH = "/static"
@@ -41,8 +40,10 @@ class NginxInfo:
         return f"http://{self.host}:{self.port}"
 
 
-class NginxService:
+class NginxService(Service[NginxInfo]):
     """`with NginxService(work_dir, static_body=b"...", upstream_port=app_port) as nginx:`."""
+
+    what = "nginx"
 
     def __init__(
         self,
@@ -53,6 +54,7 @@ class NginxService:
         workers: int = 1,
         upstream_keepalive: int = 1024,
     ) -> None:
+        super().__init__()
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.work_dir = work_dir.resolve()  # nginx reads -p/-c/-e relative to its prefix
@@ -60,14 +62,6 @@ class NginxService:
         self.upstream_port = upstream_port
         self.workers = workers
         self.upstream_keepalive = upstream_keepalive
-        self._info: NginxInfo | None = None
-        self._stack = ExitStack()
-
-    @property
-    def info(self) -> NginxInfo:
-        if self._info is None:
-            raise RuntimeError("nginx is not running")
-        return self._info
 
     def __enter__(self) -> NginxService:
         with ExitStack() as stack:
@@ -88,15 +82,6 @@ class NginxService:
             self._info = NginxInfo(HOST, port, tool_output([BINARY, "-v"]), text, self.workers, self.upstream_port)
             self._stack = stack.pop_all()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._info = None
-        self._stack.close()
 
     def render_config(self, port: int) -> str:
         work = self.work_dir

@@ -12,7 +12,6 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import psycopg
@@ -20,6 +19,7 @@ from psycopg.rows import dict_row
 
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.services import (
+    Service,
     HOST,
     ServiceError,
     check_reachable,
@@ -76,8 +76,10 @@ class PoolSnapshot:
         return self.servers_active + self.servers_idle
 
 
-class PgBouncerService:
+class PgBouncerService(Service[PgBouncerInfo]):
     """`with PgBouncerService(work_dir, pg.info, max_db_sessions=N) as bouncer:` -> bouncer.info.dsn."""
+
+    what = "PgBouncer"
 
     def __init__(
         self,
@@ -88,6 +90,7 @@ class PgBouncerService:
         *,
         auth_type: str = DEFAULT_AUTH_TYPE,
     ) -> None:
+        super().__init__()
         if pool_mode not in POOL_MODES:
             raise ValueError(f"pool_mode must be one of {', '.join(POOL_MODES)}, got {pool_mode!r}")
         if auth_type not in AUTH_TYPES:
@@ -104,17 +107,9 @@ class PgBouncerService:
         self.pool_mode = pool_mode
         self.auth_type = auth_type
         self.user = unprivileged_user()
-        self._info: PgBouncerInfo | None = None
-        self._stack = ExitStack()
         self._proc: ManagedProcess | None = None
         self._admin: psycopg.Connection[Any] | None = None
         self._admin_lock = threading.Lock()
-
-    @property
-    def info(self) -> PgBouncerInfo:
-        if self._info is None:
-            raise RuntimeError("PgBouncer is not running")
-        return self._info
 
     def __enter__(self) -> PgBouncerService:
         with ExitStack() as stack:
@@ -135,14 +130,6 @@ class PgBouncerService:
             wait_until(self._answers, proc=proc, timeout_s=READY_TIMEOUT_S, what="PgBouncer")
             self._stack = stack.pop_all()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stack.close()
 
     def pools(self) -> PoolSnapshot:
         """SHOW POOLS for `bench`; one round trip on a kept admin connection, cheap to sample."""

@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 import psycopg
 
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.services import (
+    Service,
     HOST,
     ServiceError,
     check_reachable,
@@ -77,24 +77,19 @@ class PostgresInfo:
     reused: bool
 
 
-class PostgresService:
+class PostgresService(Service[PostgresInfo]):
     """`with PostgresService(work_dir, config) as pg:` -> pg.info.dsn, pg.backend_sessions()."""
 
+    what = "PostgreSQL"
+
     def __init__(self, work_dir: Path, config: PostgresConfig = PostgresConfig()) -> None:
+        super().__init__()
         self.work_dir = work_dir
         self.config = config
         self.data_dir = work_dir / "data"
         self.marker_path = work_dir / "loaded.json"
         self.bin_dir = config.bin_dir or find_bin_dir()
         self.user = unprivileged_user()
-        self._info: PostgresInfo | None = None
-        self._stack = ExitStack()
-
-    @property
-    def info(self) -> PostgresInfo:
-        if self._info is None:
-            raise RuntimeError("PostgreSQL is not running")
-        return self._info
 
     def __enter__(self) -> PostgresService:
         with ExitStack() as stack:
@@ -127,15 +122,6 @@ class PostgresService:
                                       self.config.rows, self.config.seed, load_seconds, reused)
             self._stack = stack.pop_all()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._info = None
-        self._stack.close()
 
     def backend_sessions(self) -> int:
         """Client sessions PostgreSQL itself counts on `bench`, ours excluded: the ground truth."""

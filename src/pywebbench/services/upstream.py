@@ -12,13 +12,12 @@ import os
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.loadgen.wrk import Wrk
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.results.model import LoadResult
-from pywebbench.services import HOST, ServiceError, tool_output, wait_until
+from pywebbench.services import Service, HOST, ServiceError, tool_output, wait_until
 
 READY_TIMEOUT_S = 10.0
 WRK_BINARY = "/usr/bin/wrk"
@@ -60,8 +59,10 @@ class UpstreamCeiling:
         return self.connections / self.delay_s if self.delay_s > 0 else None
 
 
-class UpstreamService:
+class UpstreamService(Service[UpstreamInfo]):
     """`with UpstreamService(work_dir, binaries.upstream, 0.05, 1024) as up:` -> up.url."""
+
+    what = "the upstream"
 
     def __init__(
         self,
@@ -72,6 +73,7 @@ class UpstreamService:
         cpus: tuple[int, ...] = (),
         server: str = "raw",
     ) -> None:
+        super().__init__()
         if server not in ENGINES:
             raise ValueError(f"server must be one of {', '.join(ENGINES)}, got {server!r}")
         if delay_s < 0:
@@ -85,15 +87,8 @@ class UpstreamService:
         self.cpus = tuple(cpus)
         self.server = server
         self.ceilings: list[UpstreamCeiling] = []
-        self._info: UpstreamInfo | None = None
         self._proc: ManagedProcess | None = None
-        self._stack = ExitStack()
 
-    @property
-    def info(self) -> UpstreamInfo:
-        if self._info is None:
-            raise RuntimeError("the upstream is not running")
-        return self._info
 
     @property
     def url(self) -> str:
@@ -150,14 +145,6 @@ class UpstreamService:
             wait_until(self._answers, proc=proc, timeout_s=READY_TIMEOUT_S, what="upstream")
             self._stack = stack.pop_all()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stack.close()
 
     def get(self, delay_s: float | None = None, timeout_s: float = 10.0) -> tuple[int, bytes]:
         """One request on a fresh connection: (status, body)."""
