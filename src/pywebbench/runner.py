@@ -99,7 +99,7 @@ def stack_info(stack: Stack, session: Session, env_hash: str, argv: tuple[str, .
     )
 
 
-def overlap_problem(url: str, delay_s: float, requests: int | None = None) -> str | None:
+def overlap_problem(port: int, path: str, delay_s: float, requests: int | None = None) -> str | None:
     """N concurrent requests that each wait `delay_s` must finish in well under N x delay_s.
 
     Seed 000's central bug: a greenlet server with an unpatched driver serialises every
@@ -109,12 +109,8 @@ def overlap_problem(url: str, delay_s: float, requests: int | None = None) -> st
     """
     if requests is None:
         requests = min(100, max(OVERLAP_REQUESTS, math.ceil(1.0 / delay_s)))
-    host_port = url.split("//", 1)[1].split("/", 1)[0]
-    host, port = host_port.split(":")
-    path = "/" + url.split("//", 1)[1].split("/", 1)[1]
-
     def one(_: int) -> int:
-        return fetch(host, int(port), path, timeout_s=requests * delay_s + 30).status
+        return fetch(HOST, port, path, timeout_s=requests * delay_s + 30).status
 
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=requests) as pool:
@@ -251,6 +247,7 @@ class Runner:
         started = time.monotonic()
         try:
             with ExitStack() as running:
+                server: RunningServer | None = None
                 try:
                     server = running.enter_context(self._start_server(session, label, env_path))
                     info = stack_info(stack, session, env_hash, server.argv)
@@ -262,8 +259,8 @@ class Runner:
                             NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port))
                         port = proxy.info.port  # seed 000: the generator talks to nginx, nginx to the app
                 except (NotReady, OSError, RuntimeError) as exc:
-                    tail = server.log_tail() if "server" in locals() else ""
-                    self._fail_all(session, stack_info(stack, session, env_hash, ()), TrialStatus.SERVER_FAILED,
+                    tail, argv = (server.log_tail(), server.argv) if server is not None else ("", ())
+                    self._fail_all(session, stack_info(stack, session, env_hash, argv), TrialStatus.SERVER_FAILED,
                                    f"{exc}\n{tail}".strip())
                     return
                 finally:
@@ -292,7 +289,7 @@ class Runner:
             delay = {"db": spec.db_delay_s, "upstream": spec.upstream_delay_s}.get(workload.name)
             if claims_async and delay:
                 started = time.monotonic()
-                found = overlap_problem(f"http://{HOST}:{port}{workload.path}", delay)
+                found = overlap_problem(port, workload.path, delay)
                 self.ledger.add("checks", time.monotonic() - started)
                 if found:
                     checks.append(found)

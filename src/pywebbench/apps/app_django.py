@@ -58,15 +58,6 @@ def async_view(
     return get
 
 
-def on_loop(body: Callable[[], bytes]) -> Callable[[], Awaitable[bytes]]:
-    """A service-free body (hello, template, cpu) for the ASGI side: runs on the loop."""
-
-    async def run() -> bytes:
-        return body()
-
-    return run
-
-
 urlpatterns = [
     path("hello", view(pwb.hello_body, pwb.TEXT_PLAIN)),
     path("db", view(pwb.db, pwb.APPLICATION_JSON)),
@@ -79,14 +70,10 @@ urlpatterns = [
 
 
 class AsyncURLConf:
+    # the shared table honours a sync PWB_DRIVER too (seed 001's variant)
     urlpatterns = [
-        path("hello", async_view(on_loop(pwb.hello_body), pwb.TEXT_PLAIN)),
-        path("db", async_view(pwb.db_async, pwb.APPLICATION_JSON)),
-        path("upstream", async_view(pwb.upstream_async, pwb.APPLICATION_JSON)),
-        path("template", async_view(on_loop(pwb.template_body), pwb.TEXT_HTML)),
-        path("api", async_view(pwb.api_async, pwb.APPLICATION_JSON)),
-        path("posts", async_view(pwb.posts_async, pwb.APPLICATION_JSON)),
-        path("cpu", async_view(on_loop(pwb.cpu_body), pwb.APPLICATION_JSON)),
+        path(route.lstrip("/"), async_view(body, content_type))
+        for route, (body, content_type) in pwb.async_endpoints().items()
     ]
 
 

@@ -35,15 +35,6 @@ class AsyncEndpoint:
         resp.data = await self.body()
 
 
-def awaitable(body: Callable[[], bytes]) -> Callable[[], Awaitable[bytes]]:
-    """A service-free body (hello, template, cpu) for the ASGI side: runs on the loop."""
-
-    async def run() -> bytes:
-        return body()
-
-    return run
-
-
 class CloseBackends:
     """ASGI lifespan: close this worker's asyncpg pool and aiohttp session on shutdown."""
 
@@ -61,10 +52,5 @@ wsgi.add_route("/posts", Endpoint(pwb.posts, pwb.APPLICATION_JSON))
 wsgi.add_route("/cpu", Endpoint(pwb.cpu_body, pwb.APPLICATION_JSON))
 
 asgi = falcon.asgi.App(middleware=[CloseBackends()])
-asgi.add_route("/hello", AsyncEndpoint(awaitable(pwb.hello_body), pwb.TEXT_PLAIN))
-asgi.add_route("/db", AsyncEndpoint(pwb.db_async, pwb.APPLICATION_JSON))
-asgi.add_route("/upstream", AsyncEndpoint(pwb.upstream_async, pwb.APPLICATION_JSON))
-asgi.add_route("/template", AsyncEndpoint(awaitable(pwb.template_body), pwb.TEXT_HTML))
-asgi.add_route("/api", AsyncEndpoint(pwb.api_async, pwb.APPLICATION_JSON))
-asgi.add_route("/posts", AsyncEndpoint(pwb.posts_async, pwb.APPLICATION_JSON))
-asgi.add_route("/cpu", AsyncEndpoint(awaitable(pwb.cpu_body), pwb.APPLICATION_JSON))
+for route, (body, content_type) in pwb.async_endpoints().items():  # honours a sync PWB_DRIVER too
+    asgi.add_route(route, AsyncEndpoint(body, content_type))
