@@ -13,6 +13,7 @@ APT_PACKAGES=(
   build-essential python3-dev python3-venv   # compiling meinheld, bjoern, uWSGI
   libev-dev                                  # bjoern's event loop
   postgresql pgbouncer nginx-light           # private instances, started by the harness
+  chromium chromium-driver                   # the HTML report's browser test
   ca-certificates curl git
 )
 missing=()
@@ -31,6 +32,19 @@ fi
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
   $SUDO apt-get update -q
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go
+fi
+
+# oha: the open-loop generator, from crates.io into .tools/cargo (Debian does not package it).
+OHA_VERSION=1.16.0
+if [ ! -x .tools/cargo/bin/oha ] && ! command -v oha >/dev/null 2>&1; then
+  CARGO=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+  if [ ! -x "$CARGO" ]; then
+    $SUDO apt-get update -q
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends cargo
+    CARGO=$(command -v cargo)
+  fi
+  echo "install: oha $OHA_VERSION into .tools/cargo (a few minutes of compiling, once)" >&2
+  "$CARGO" install --quiet --locked --root .tools/cargo oha --version "$OHA_VERSION"
 fi
 
 # uv: the one on PATH, else a private copy from PyPI (Debian 12 does not package uv).

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # The percentiles every generator reports; the spectrum keeps more points for later analysis.
 HEADLINE_PERCENTILES: tuple[float, ...] = (50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.9)
@@ -57,6 +57,11 @@ class LoadResult:
     latency: Latency
     bytes_read: int = 0
     command: tuple[str, ...] = ()
+    rate: float | None = None
+    """Requested constant rate (open loop, req/s); None for a closed-loop run."""
+    latency_uncorrected: Latency | None = None
+    """Open loop only: latency from each request's actual send time, which hides stalls
+    (coordinated omission); `latency` is then measured from the intended send time."""
 
     @property
     def rps(self) -> float:
@@ -115,12 +120,41 @@ class TrialSpec:
     db_pool: int | None = None
     upstream_delay_s: float | None = None
     cpu_size: int | None = None
+    rate: float | None = None
+    """Open-loop request rate (req/s); None for closed loop."""
+    alias: str = ""
+    """A second name for the same stack (calibrate's A/A and A/B runs), '' otherwise."""
+    app_env: tuple[tuple[str, str], ...] = ()
+    """Extra environment given to the app (calibrate's known slowdown)."""
 
     @property
     def cell(self) -> tuple[object, ...]:
         """What must match for two trials to be compared (ratios, repeats)."""
         return (self.workload, self.connections, self.workers, self.threads, self.topology,
-                self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size)
+                self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size,
+                len(self.stack_cpus), self.rate)
+
+    @property
+    def label(self) -> str:
+        """The stack as reports name it: its id, or its alias in a calibration run."""
+        return f"{self.stack_id}#{self.alias}" if self.alias else self.stack_id
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """CPU and memory of one process tree over a measured window."""
+
+    role: str
+    """app, loadgen, postgres, pgbouncer, nginx, upstream, or other (the rest of the machine)."""
+    cpu_s: float
+    peak_rss_mb: float
+    processes: int
+    window_s: float
+
+    @property
+    def cpu_percent(self) -> float:
+        """Percent of one core, so 2 busy cores read 200."""
+        return 100.0 * self.cpu_s / self.window_s if self.window_s > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -137,6 +171,14 @@ class TrialResult:
     """Failed validity checks, each 'name: what was seen'."""
     db_sessions: int | None = None
     """Peak server sessions pgbouncer held during the measured window (seed 000's #DB)."""
+    resources: tuple[ResourceUsage, ...] = ()
+    sampler_cpu_s: float | None = None
+    """CPU the resource sampler itself used during the window: its cost, measured."""
+    load_average: tuple[float, float, float] | None = None
+    """The machine's load average just before the warmup."""
+
+    def usage(self, role: str) -> ResourceUsage | None:
+        return next((r for r in self.resources if r.role == role), None)
 
     @property
     def valid(self) -> bool:

@@ -74,6 +74,11 @@ def migrate(record: dict[str, Any], version: int) -> dict[str, Any]:
         if record.get("record") == "run":
             record = {**record, "schema_version": 2}
         version = 2
+    if version == 2:
+        # 3 added resources, open-loop rates and calibration aliases, all defaulted.
+        if record.get("record") == "run":
+            record = {**record, "schema_version": 3}
+        version = 3
     return record
 
 
