@@ -29,6 +29,43 @@ class Row:
     note: str | None
     db_sessions: int | None = None
     checks: tuple[str, ...] = ()
+    """Failed validity checks, 'name: what was seen' (see pywebbench.checks for the advice)."""
+    # Spread across repeats (only trials with a load result count).
+    rps_values: tuple[float, ...] = ()
+    rps_min: float | None = None
+    rps_max: float | None = None
+    rps_ci: tuple[float, float] | None = None
+    """Bootstrap 95% interval of the aggregated req/s; None with fewer than 2 repeats."""
+    ratio_ci: tuple[float, float] | None = None
+    aggregation: str = "median"
+    """median, best (seed 003) or mean (seed 004): how rps was made from the repeats."""
+    clean_trials: int = 0
+    """Trials without errors; rps aggregates only these when there are any (seed 003)."""
+    # Latency: medians across repeats.
+    p95_ms: float | None = None
+    p999_ms: float | None = None
+    mean_ms: float | None = None
+    max_ms: float | None = None
+    spectrum: tuple[tuple[float, float], ...] = ()
+    """(percentile, ms) ascending: the median across repeats of each percentile."""
+    # Open loop.
+    rate: float | None = None
+    """Requested rate; achieved rate is rps."""
+    uncorrected_p50_ms: float | None = None
+    uncorrected_p99_ms: float | None = None
+    # Resources (medians across repeats).
+    cpu_percent: float | None = None
+    """App server's CPU, percent of one core."""
+    cpu_ms_per_req: float | None = None
+    rss_mb: float | None = None
+    """Peak RSS of the app server's process tree (master and workers summed)."""
+    loadgen_cpu_percent: float | None = None
+    requests: int = 0
+    """Requests completed, summed over repeats."""
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ class LoadRequest:
     timeout_s: float = 5.0
     keepalive: bool = True
     label: str = "load"
+    rate: float | None = None
+    """Open loop: requests per second sent on schedule whatever the server does; None = closed loop."""
 
 
 class LoadGenerator(Protocol):
