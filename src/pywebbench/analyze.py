@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pywebbench.catalog.registry import BASELINE_STACK
-from pywebbench.results.model import ResultSet, StackInfo, TrialResult, TrialSpec
+from pywebbench.checks import spread_check
+from pywebbench.results.model import ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
+from pywebbench.stats import Aggregation, aggregate, bootstrap_ci, ratio_ci
 
 STATUS_ORDER = ("ok", "invalid-response", "loadgen-failed", "server-failed", "unavailable")
 
@@ -83,32 +86,82 @@ def _median(values: list[float]) -> float | None:
 def _group(trials: tuple[TrialResult, ...]) -> dict[tuple[str, tuple[object, ...]], list[TrialResult]]:
     groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]] = defaultdict(list)
     for trial in trials:
-        groups[(trial.spec.stack_id, trial.spec.cell)].append(trial)
+        groups[(trial.spec.label, trial.spec.cell)].append(trial)
     return groups
 
 
-def _cell_rps(trials: list[TrialResult]) -> float | None:
-    return _median([t.load.rps for t in trials if t.load is not None])
+def _measured(trials: list[TrialResult]) -> list[TrialResult]:
+    """The trials a figure is made of: the clean ones, or all loaded ones if none is clean.
+
+    Seed 003 set erroring runs apart from clean ones; a stack that always errors still
+    gets a (flagged) number rather than none.
+    """
+    loaded = [t for t in trials if t.load is not None]
+    clean = [t for t in loaded if t.valid]
+    return clean or loaded
 
 
-def summarize(results: ResultSet, baseline: str = BASELINE_STACK) -> Summary:
+def _rps_values(trials: list[TrialResult]) -> list[float]:
+    return [t.load.rps for t in _measured(trials) if t.load is not None]
+
+
+def run_aggregation(results: ResultSet) -> Aggregation:
+    name = results.header.options.get("aggregation", Aggregation.MEDIAN.value)
+    return Aggregation(name) if name in {a.value for a in Aggregation} else Aggregation.MEDIAN
+
+
+def _spectrum(trials: list[TrialResult]) -> tuple[tuple[float, float], ...]:
+    by_pct: dict[float, list[float]] = defaultdict(list)
+    for t in trials:
+        if t.load is not None:
+            for pct, ms in t.load.latency.percentiles:
+                by_pct[pct].append(ms)
+    return tuple((pct, statistics.median(v)) for pct, v in sorted(by_pct.items()))
+
+
+def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: Aggregation | None = None) -> Summary:
+    how = aggregation or run_aggregation(results)
     groups = _group(results.trials)
-    baseline_rps = {cell: _cell_rps(trials) for (stack, cell), trials in groups.items() if stack == baseline}
+    baseline_values = {cell: _rps_values(trials) for (label, cell), trials in groups.items() if label == baseline}
     rows: list[Row] = []
     missing: set[str] = set()
-    for (_stack_id, cell), trials in groups.items():
+    for (_label, cell), trials in groups.items():
         loaded = [t for t in trials if t.load is not None]
-        rps = _cell_rps(trials)
-        base = baseline_rps.get(cell)
-        if base is None:
+        measured = _measured(trials)
+        values = _rps_values(trials)
+        rps = aggregate(values, how)
+        base_values = baseline_values.get(cell) or []
+        base = aggregate(base_values, how)
+        if not base_values:
             missing.add(trials[0].spec.workload)
         ratio = rps / base if rps is not None and base else None
+        rps_ci = bootstrap_ci(values, how)
 
-        def pct(p: float) -> float | None:
-            return _median([v for t in loaded if t.load and (v := t.load.latency.at(p)) is not None])
+        def pct(p: float, source: list[TrialResult] = measured) -> float | None:
+            return _median([v for t in source if t.load and (v := t.load.latency.at(p)) is not None])
+
+        def uncorrected(p: float) -> float | None:
+            return _median([v for t in measured if t.load and t.load.latency_uncorrected
+                            and (v := t.load.latency_uncorrected.at(p)) is not None])
+
+        def usage(role: str, value: Callable[[TrialResult, ResourceUsage], float | None]) -> list[float]:
+            found = []
+            for t in measured:
+                u = t.usage(role)
+                if u is not None and (v := value(t, u)) is not None:
+                    found.append(v)
+            return found
+
+        def cpu_ms(t: TrialResult, u: ResourceUsage) -> float | None:
+            return 1000.0 * u.cpu_s / t.load.requests if t.load and t.load.requests else None
 
         worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
         note = next((t.error for t in trials if t.error), None)
+        checks = list(dict.fromkeys(c for t in trials for c in t.checks))
+        spread = spread_check(rps_ci, rps, len(values))
+        if spread:
+            checks.append(spread)
+        rss = usage("app", lambda t, u: u.peak_rss_mb)
         rows.append(
             Row(
                 stack=(loaded or trials)[-1].stack,
@@ -125,8 +178,28 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK) -> Summary:
                 status=worst.status.value,
                 note=note.splitlines()[0] if note else None,
                 db_sessions=max((t.db_sessions for t in trials if t.db_sessions is not None), default=None),
-                checks=tuple(dict.fromkeys(c for t in trials for c in t.checks)),
+                checks=tuple(checks),
+                rps_values=tuple(values),
+                rps_min=min(values, default=None),
+                rps_max=max(values, default=None),
+                rps_ci=rps_ci,
+                ratio_ci=ratio_ci(values, base_values, how) if base_values else None,
+                aggregation=how.value,
+                clean_trials=sum(t.valid for t in trials),
+                p95_ms=pct(95.0),
+                p999_ms=pct(99.9),
+                mean_ms=_median([t.load.latency.mean_ms for t in measured if t.load]),
+                max_ms=_median([t.load.latency.max_ms for t in measured if t.load]),
+                spectrum=_spectrum(measured),
+                rate=trials[0].spec.rate,
+                uncorrected_p50_ms=uncorrected(50.0),
+                uncorrected_p99_ms=uncorrected(99.0),
+                cpu_percent=_median(usage("app", lambda t, u: u.cpu_percent)),
+                cpu_ms_per_req=_median(usage("app", cpu_ms)),
+                rss_mb=max(rss) if rss else None,
+                loadgen_cpu_percent=_median(usage("loadgen", lambda t, u: u.cpu_percent)),
+                requests=sum(t.load.requests for t in loaded if t.load),
             )
         )
-    rows.sort(key=lambda r: (repr(r.spec.cell), -(r.rps or -1.0), r.stack.id))
+    rows.sort(key=lambda r: (repr(r.spec.cell), -(r.rps or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))

@@ -13,6 +13,8 @@ from pywebbench.catalog.model import DRIVER_REQUIREMENTS
 from pywebbench.errors import UserError
 
 ENV_PREFIX = "PYWEBBENCH_"
+GENERATOR_NAMES = ("wrk", "ab", "oha")
+AGGREGATIONS = ("median", "best", "mean")
 TOPOLOGIES = ("direct", "nginx")
 """direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""
 
@@ -108,6 +110,15 @@ class RunOptions:
     topology: str = "direct"
     driver: str | None = None
     """Override every stack's DB driver (default: the right one for its concurrency model)."""
+    # statistics and open loop
+    aggregation: str = "median"
+    """How repeats become one figure: median, best (seed 003) or mean (seed 004)."""
+    precision: float | None = None
+    """Keep adding rounds until every 95% interval's half-width is within this fraction."""
+    max_rounds: int = 10
+    """The round limit for --precision."""
+    rate: float | None = None
+    """Open loop: offered requests per second (oha); None = closed loop."""
 
     def validate(self) -> RunOptions:
         positive = {
@@ -137,6 +148,19 @@ class RunOptions:
             raise UserError(f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}")
         if self.topology not in TOPOLOGIES:
             raise UserError(f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+        if self.generator not in GENERATOR_NAMES:
+            raise UserError(f"--generator must be one of {', '.join(GENERATOR_NAMES)}, got {self.generator!r}")
+        if self.aggregation not in AGGREGATIONS:
+            raise UserError(f"--aggregation must be one of {', '.join(AGGREGATIONS)}, got {self.aggregation!r}")
+        if self.precision is not None and not 0 < self.precision < 1:
+            raise UserError(f"--precision is a fraction such as 0.02, got {self.precision}")
+        if self.max_rounds < self.repeats:
+            raise UserError(f"--max-rounds ({self.max_rounds}) must be at least --repeats ({self.repeats})")
+        if self.rate is not None:
+            if self.rate <= 0:
+                raise UserError(f"--rate must be positive, got {self.rate}")
+            if self.generator != "oha":
+                raise UserError(f"an open-loop --rate needs --generator oha ({self.generator} is closed-loop)")
         if not self.stacks:
             raise UserError("no stack selected")
         if not self.workloads:
@@ -181,9 +205,9 @@ def _coerce(name: str, value: Any) -> Any:
                 return value
             return str(value).lower() in ("1", "true", "yes", "on")
         if name in ("workers", "threads", "requests", "seed", "repeats", "connections", "default_threads",
-                    "max_db_sessions", "db_rows", "db_pool", "upstream_size", "cpu_size"):
+                    "max_db_sessions", "db_rows", "db_pool", "upstream_size", "cpu_size", "max_rounds"):
             return int(value)
-        if isinstance(current, float) or name.endswith("_s"):
+        if isinstance(current, float) or name.endswith("_s") or name in ("precision", "rate"):
             return float(value)
         return str(value)
     except (TypeError, ValueError):

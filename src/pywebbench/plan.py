@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,6 +26,27 @@ class Session:
     threads: int
     trials: tuple[TrialSpec, ...]
     workloads: tuple[Workload, ...]
+    point: tuple[tuple[str, Any], ...] = ()
+    """The sweep point (knob, value) this session measures; () outside a sweep."""
+    alias: str = ""
+    app_env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.stack.id}#{self.alias}" if self.alias else self.stack.id
+
+    @property
+    def stack_cpus(self) -> tuple[int, ...]:
+        return self.trials[0].stack_cpus if self.trials else ()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A stack as a plan runs it: itself, or a named copy with extra app environment (calibrate)."""
+
+    stack: Stack
+    alias: str = ""
+    app_env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,7 +118,24 @@ def knobs_for(workload: Workload, options: RunOptions) -> dict[str, Any]:
     return knobs
 
 
-def make_plan(catalog: Catalog, options: RunOptions, available_cpus: tuple[int, ...]) -> Plan:
+def point_overrides(point: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """RunOptions fields a sweep point sets; stack_cpus stays a count here."""
+    return {name: value for name, value in point}
+
+
+def point_label(point: tuple[tuple[str, Any], ...]) -> str:
+    return ",".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in point)
+
+
+def cpus_for(count: int, split: CpuSplit, available: tuple[int, ...]) -> tuple[int, ...]:
+    """k CPUs for the stack: its own first, then the generator's (shared, as the plan says)."""
+    if count < 1 or count > len(available):
+        raise UserError(f"stack_cpus={count}: this machine has {len(available)} usable CPUs")
+    order = list(split.stack) + [c for c in available if c not in split.stack]
+    return tuple(sorted(order[:count]))
+
+
+def choose_stacks(catalog: Catalog, options: RunOptions) -> tuple[list[Stack], list[tuple[str, str]]]:
     stacks, skipped = select_stacks(catalog, options.stacks)
     if options.driver is not None:
         stacks = [replace(s, driver_override=options.driver) for s in stacks if s.server.native is None]
@@ -107,39 +146,89 @@ def make_plan(catalog: Catalog, options: RunOptions, available_cpus: tuple[int, 
             skipped.append((stack.id, f"serves none of the workloads {', '.join(options.workloads)}"))
     if not stacks:
         raise UserError("no selected stack can run these workloads here (see `pywebbench list`)")
+    return stacks, skipped
+
+
+def make_plan(
+    catalog: Catalog,
+    options: RunOptions,
+    available_cpus: tuple[int, ...],
+    points: Sequence[tuple[tuple[str, Any], ...]] = ((),),
+    *,
+    variants: Sequence[Variant] | None = None,
+    rounds: Sequence[int] | None = None,
+    keep: Callable[[Session], bool] = lambda session: True,
+) -> Plan:
+    """Sessions for every round x sweep point x stack, in a fresh random order each round.
+
+    Points are shuffled too, but each point's stacks stay together, so a sweep restarts a
+    service (pgbouncer, the upstream) once per point and round rather than per stack.
+    """
+    if variants is None:
+        stacks, skipped = choose_stacks(catalog, options)
+        variants = [Variant(s) for s in stacks]
+    else:
+        skipped = []
     workloads = tuple(get_workload(name) for name in dict.fromkeys(options.workloads))
     split = options.cpu_split(available_cpus)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)
     sessions: list[Session] = []
-    for round_no in range(1, options.repeats + 1):
-        order = list(stacks)
-        if options.repeats > 1:
-            rng.shuffle(order)  # a fresh order every round, so drift favours no stack
-        for stack in order:
-            served = tuple(w for w in workloads if serves(stack, w))
-            if not served:
-                continue
-            workers = options.workers or stack.default_workers(len(split.stack))
-            threads = options.threads or (options.default_threads if stack.server.threaded else 1)
-            trials = tuple(
-                TrialSpec(
-                    trial_id=f"r{round_no}-{stack.id}-{w.name}-c{options.connections}",
-                    stack_id=stack.id,
-                    workload=w.name,
-                    connections=options.connections,
-                    duration_s=options.duration_s,
-                    warmup_s=options.warmup_s,
-                    round=round_no,
-                    generator=options.generator,
-                    workers=options.workers,
-                    threads=options.threads,
-                    stack_cpus=split.stack,
-                    loadgen_cpus=split.loadgen,
-                    requests=options.requests,
-                    **knobs_for(w, options),
-                )
-                for w in served
-            )
-            sessions.append(Session(stack, round_no, workers, threads, trials, served))
+    round_numbers = list(rounds) if rounds is not None else list(range(1, options.repeats + 1))
+    shuffle = options.repeats > 1 or len(round_numbers) > 1 or (round_numbers and round_numbers[0] > 1)
+    for round_no in round_numbers:
+        # One RNG stream per round, so an extra round (--precision, --resume) has its own order.
+        round_rng = random.Random(rng.randrange(2**31) + round_no)
+        point_order = list(points)
+        if shuffle:
+            round_rng.shuffle(point_order)
+        for point in point_order:
+            knobs = point_overrides(point)
+            cpu_count = knobs.pop("stack_cpus", None)
+            opts = replace(options, **knobs)
+            stack_cpus = cpus_for(int(cpu_count), split, available_cpus) if cpu_count is not None else split.stack
+            order = list(variants)
+            if shuffle:
+                round_rng.shuffle(order)  # a fresh order every round, so drift favours no stack
+            for variant in order:
+                session = _session(variant, opts, round_no, point, workloads, stack_cpus, split.loadgen)
+                if session is not None and keep(session):
+                    sessions.append(session)
     return Plan(tuple(sessions), tuple(skipped), split, seed)
+
+
+def _session(
+    variant: Variant, options: RunOptions, round_no: int, point: tuple[tuple[str, Any], ...],
+    workloads: tuple[Workload, ...], stack_cpus: tuple[int, ...], loadgen_cpus: tuple[int, ...],
+) -> Session | None:
+    stack = variant.stack
+    served = tuple(w for w in workloads if serves(stack, w))
+    if not served:
+        return None
+    workers = options.workers or stack.default_workers(len(stack_cpus))
+    threads = options.threads or (options.default_threads if stack.server.threaded else 1)
+    name = stack.id + (f"#{variant.alias}" if variant.alias else "")
+    suffix = f"-{point_label(point)}" if point else f"-c{options.connections}"
+    trials = tuple(
+        TrialSpec(
+            trial_id=f"r{round_no}-{name}-{w.name}{suffix}",
+            stack_id=stack.id,
+            workload=w.name,
+            connections=options.connections,
+            duration_s=options.duration_s,
+            warmup_s=options.warmup_s,
+            round=round_no,
+            generator=options.generator,
+            workers=options.workers,
+            threads=options.threads,
+            stack_cpus=stack_cpus,
+            loadgen_cpus=loadgen_cpus,
+            requests=options.requests,
+            rate=options.rate,
+            alias=variant.alias,
+            app_env=variant.app_env,
+            **knobs_for(w, options),
+        )
+        for w in served
+    )
+    return Session(stack, round_no, workers, threads, trials, served, point, variant.alias, variant.app_env)

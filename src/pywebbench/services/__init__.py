@@ -132,6 +132,11 @@ class Service(Generic[InfoT]):
     def __init__(self) -> None:
         self._info: InfoT | None = None
         self._stack = ExitStack()
+        self._pids: list[int] = []
+
+    def root_pids(self) -> tuple[int, ...]:
+        """The processes this service started, for resource sampling of their trees."""
+        return tuple(self._pids) if self._info is not None else ()
 
     @property
     def info(self) -> InfoT:
@@ -146,4 +151,5 @@ class Service(Generic[InfoT]):
         tb: TracebackType | None,
     ) -> None:
         self._info = None
+        self._pids.clear()
         self._stack.close()

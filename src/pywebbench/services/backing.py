@@ -27,7 +27,7 @@ import psycopg
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.reference import GoBinaries, build_go_binaries
-from pywebbench.results.model import ServiceRecord
+from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.nginx import DEFAULT_STATIC_BODY
 from pywebbench.services.pgbouncer import PgBouncerService
 from pywebbench.services.postgres import PostgresConfig, PostgresService
@@ -52,6 +52,8 @@ class BackingConfig:
     measure_upstream_ceiling: bool = True
     go_reference: bool = False
     """Build the Go reference server too (a go:net-http stack is in the run)."""
+    postgres_sessions: int | None = None
+    """PostgreSQL's session limit when a sweep raises pgbouncer's cap above max_db_sessions."""
 
 
 def render_template() -> bytes:
@@ -70,6 +72,8 @@ class Backing:
         self.upstream: UpstreamService | None = None
         self.go: GoBinaries | None = None
         self._stack = ExitStack()
+        self._pgbouncer_stack = ExitStack()
+        self._upstream_stack = ExitStack()
         self._work: Path | None = None
         self._expected = Expected(cpu_size=config.cpu_size)
         self._lookup: psycopg.Connection[Any] | None = None
@@ -93,14 +97,13 @@ class Backing:
             expected: dict[str, Any] = {"template_body": self.template_file.read_bytes(),
                                         "static_body": DEFAULT_STATIC_BODY}
             if Needs.DATABASE in self.config.needs:
+                sessions = max(self.config.max_db_sessions, self.config.postgres_sessions or 0)
                 pg = PostgresService(
-                    self._work / "postgres",
-                    PostgresConfig(rows=self.config.db_rows, max_db_sessions=self.config.max_db_sessions),
+                    self._work / "postgres", PostgresConfig(rows=self.config.db_rows, max_db_sessions=sessions),
                 )
                 self.postgres = stack.enter_context(pg)
-                self.pgbouncer = stack.enter_context(
-                    PgBouncerService(self._work / "pgbouncer", pg.info, max_db_sessions=self.config.max_db_sessions)
-                )
+                self._start_pgbouncer(self.config.max_db_sessions)
+                stack.callback(self._pgbouncer_stack.close)
                 self._lookup = stack.enter_context(psycopg.connect(pg.info.dsn, autocommit=True))
                 rows = self._lookup.execute("SELECT a, b FROM bench WHERE a <= 300 ORDER BY a").fetchall()
                 expected["posts_body"] = posts_body(rows)
@@ -110,13 +113,10 @@ class Backing:
                 self.go = build_go_binaries(self.cache_dir / "go")
             if Needs.UPSTREAM in self.config.needs:
                 assert self.go is not None
-                up = UpstreamService(self._work / "upstream", self.go.upstream, self.config.upstream_delay_s,
-                                     self.config.upstream_size, cpus=self.config.cpus, server="std")
-                self.upstream = stack.enter_context(up)
+                up = self._start_upstream(self.config.upstream_delay_s)
+                stack.callback(self._upstream_stack.close)
                 with urllib.request.urlopen(up.url, timeout=10) as response:
                     expected["upstream_body"] = response.read()
-                if self.config.measure_upstream_ceiling:
-                    up.measure_ceiling(2.0, 1000, wrk_cpus=self.config.cpus or None, work_dir=self._work / "ceiling")
             self._expected = Expected(cpu_size=self.config.cpu_size, **expected)
             self._stack = stack.pop_all()
         return self
@@ -126,6 +126,42 @@ class Backing:
     ) -> None:
         self._stack.close()
         self._work = None
+
+    def _start_pgbouncer(self, max_db_sessions: int) -> PgBouncerService:
+        assert self.postgres is not None
+        self._pgbouncer_stack.close()
+        bouncer = PgBouncerService(self.work_dir / f"pgbouncer-{max_db_sessions}", self.postgres.info,
+                                   max_db_sessions=max_db_sessions)
+        self.pgbouncer = self._pgbouncer_stack.enter_context(bouncer)
+        return bouncer
+
+    def _start_upstream(self, delay_s: float) -> UpstreamService:
+        assert self.go is not None
+        self._upstream_stack.close()
+        up = UpstreamService(self.work_dir / f"upstream-{delay_s:g}", self.go.upstream, delay_s,
+                             self.config.upstream_size, cpus=self.config.cpus, server="std")
+        self.upstream = self._upstream_stack.enter_context(up)
+        if self.config.measure_upstream_ceiling:
+            up.measure_ceiling(2.0, 1000, wrk_cpus=self.config.cpus or None,
+                               work_dir=self.work_dir / f"ceiling-{delay_s:g}")
+        return up
+
+    def retune(self, max_db_sessions: int | None, upstream_delay_s: float | None) -> list[ServiceRecord]:
+        """Restart pgbouncer or the upstream when a sweep point changes their knob.
+
+        PostgreSQL and its loaded table stay: only the cheap services restart. Returns the
+        records of what was restarted, so the results say what each point ran against.
+        """
+        changed: list[ServiceRecord] = []
+        if (max_db_sessions is not None and self.pgbouncer is not None
+                and max_db_sessions != self.pgbouncer.info.max_db_sessions):
+            self._start_pgbouncer(max_db_sessions)
+            changed += [r for r in self.records() if r.name == "pgbouncer"]
+        if (upstream_delay_s is not None and self.upstream is not None
+                and abs(upstream_delay_s - self.upstream.delay_s) > 1e-12):
+            self._start_upstream(upstream_delay_s)
+            changed += [r for r in self.records() if r.name == "upstream"]
+        return changed
 
     def _db_row(self, key: int) -> str | None:
         assert self._lookup is not None
@@ -137,15 +173,20 @@ class Backing:
     def expected(self) -> Expected:
         return self._expected
 
-    def app_environment(self, stack: Stack) -> dict[str, str]:
-        """The PWB_* variables of CONTRACT.md for one stack's app."""
+    def app_environment(self, stack: Stack, spec: TrialSpec | None = None) -> dict[str, str]:
+        """The PWB_* variables of CONTRACT.md for one stack's app; a sweep point's knobs win."""
+        db_delay = spec.db_delay_s if spec is not None and spec.db_delay_s is not None else self.config.db_delay_s
+        db_pool = spec.db_pool if spec is not None and spec.db_pool is not None else self.config.db_pool
+        cpu_size = spec.cpu_size if spec is not None and spec.cpu_size is not None else self.config.cpu_size
         env = {
             "PWB_DRIVER": stack.driver,
-            "PWB_DB_DELAY": repr(self.config.db_delay_s),
+            "PWB_DB_DELAY": repr(db_delay),
             "PWB_DB_ROWS": str(self.config.db_rows),
-            "PWB_DB_POOL": str(self.config.db_pool),
-            "PWB_CPU_SIZE": str(self.config.cpu_size),
+            "PWB_DB_POOL": str(db_pool),
+            "PWB_CPU_SIZE": str(cpu_size),
         }
+        if spec is not None:
+            env.update(dict(spec.app_env))
         if self.pgbouncer is not None:
             env["PWB_DSN"] = self.pgbouncer.info.dsn
         if self.upstream is not None:

@@ -77,6 +77,7 @@ class NginxService(Service[NginxInfo]):
             argv = [BINARY, "-p", str(self.work_dir), "-c", str(conf), "-e", str(self.work_dir / "error.log")]
             proc = ManagedProcess(argv, env={}, log_dir=self.work_dir, name="nginx")
             stack.enter_context(proc)
+            self._pids.append(proc.pid)
             wait_until(lambda: _serves(port, len(self.static_body)), proc=proc, timeout_s=READY_TIMEOUT_S,
                        what="nginx", log=self.work_dir / "error.log")
             self._info = NginxInfo(HOST, port, tool_output([BINARY, "-v"]), text, self.workers, self.upstream_port)

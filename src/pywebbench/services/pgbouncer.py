@@ -120,6 +120,7 @@ class PgBouncerService(Service[PgBouncerInfo]):
             argv = [BINARY, str(self.work_dir / "pgbouncer.ini")]
             proc = ManagedProcess(argv, env={}, log_dir=self.work_dir, name="pgbouncer", user=self.user)
             self._proc = stack.enter_context(proc)
+            self._pids.append(proc.pid)
             admin_dsn = f"postgresql://{ADMIN_USER}:{ADMIN_PASSWORD}@{HOST}:{port}/pgbouncer"
             self._info = PgBouncerInfo(
                 HOST, port, f"postgresql://{USER}:{PASSWORD}@{HOST}:{port}/{DATABASE}", admin_dsn,

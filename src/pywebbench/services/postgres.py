@@ -177,7 +177,9 @@ class PostgresService(Service[PostgresInfo]):
     def _start(self, port: int) -> ManagedProcess:
         argv = [str(self.bin_dir / "postgres"), "-D", str(self.data_dir)]
         proc = ManagedProcess(argv, env=_env(), log_dir=self.work_dir, name="postgres", user=self.user)
-        return proc.start()
+        proc.start()
+        self._pids.append(proc.pid)
+        return proc
 
 
 def render_config(config: PostgresConfig, port: int, socket_dir: Path) -> str:

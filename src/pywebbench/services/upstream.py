@@ -137,6 +137,7 @@ class UpstreamService(Service[UpstreamInfo]):
             proc = ManagedProcess(argv, env=env, log_dir=self.work_dir, name="upstream", grace_s=2.0)
             stack.enter_context(proc)
             self._proc = proc
+            self._pids.append(proc.pid)
             self._info = UpstreamInfo(
                 HOST, port, f"http://{HOST}:{port}/", tool_output([str(self.binary), "-version"]),
                 self.server, self.delay_s, self.size_bytes, self.cpus, tuple(argv),

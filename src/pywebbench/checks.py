@@ -1,0 +1,122 @@
+"""Validity checks: is a number about the stack, or about the generator, the machine, or luck?
+
+Each failed check is a string 'name: what was seen', stored with the trial (or added to a
+report row for checks across repeats), and every report shows it next to the number with
+the advice below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pywebbench.results.model import TrialResult
+
+
+class Check(StrEnum):
+    GENERATOR_SATURATED = "generator-saturated"
+    NEAR_CEILING = "near-ceiling"
+    ERRORS = "errors"
+    LITTLES_LAW = "littles-law"
+    SPREAD = "spread"
+    BUSY_MACHINE = "busy-machine"
+    NO_OVERLAP = "no-overlap"
+    RATE_NOT_REACHED = "rate-not-reached"
+
+
+ADVICE: dict[Check, str] = {
+    Check.GENERATOR_SATURATED: "the load generator used all of its CPUs, so this figure measures the generator: "
+                               "give it more (--loadgen-cpus) or use fewer connections",
+    Check.NEAR_CEILING: "the stack is near what the generator reaches against nginx static on this machine, "
+                        "so differences here are the generator's: treat such stacks as tied",
+    Check.ERRORS: "some requests failed or answered non-2xx, so req/s counts failures; read the server log "
+                  "(runs/<dir>/logs), lower --connections or raise --timeout",
+    Check.LITTLES_LAW: "connections, throughput and latency disagree (Little's law): the generator spent time "
+                       "outside requests (saturated, reconnecting) or the window was too short; lengthen --duration",
+    Check.SPREAD: "repeats disagree: add --repeats, use --precision, or run when the machine is quiet "
+                  "(compare CPU ms per request, which moves less)",
+    Check.BUSY_MACHINE: "other processes used CPU during the window, so neighbours shaped this number: "
+                        "rerun on a quiet machine",
+    Check.NO_OVERLAP: "the stack claims to overlap waits but served concurrent slow requests one after another: "
+                      "a blocking driver or client under an async server (seed 000's bug)",
+    Check.RATE_NOT_REACHED: "the stack could not keep up with the offered rate, so latency here is queueing: "
+                            "read the latency-vs-rate curve below this rate",
+}
+
+
+def check_name(check: str) -> str:
+    return check.split(":", 1)[0].strip()
+
+
+def advice(check: str) -> str:
+    try:
+        return ADVICE[Check(check_name(check))]
+    except ValueError:
+        return ""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    generator_busy: float = 0.90
+    """Fraction of the generator's CPUs above which it is saturated."""
+    near_ceiling: float = 0.80
+    """Fraction of the nginx-static ceiling above which the generator is the limit."""
+    littles_law_low: float = 0.75
+    littles_law_high: float = 1.25
+    """Bounds on (req/s x mean latency) / connections for a closed-loop run."""
+    busy_other_percent: float = 20.0
+    """Percent of one core other processes may use during a window."""
+    spread: float = 0.10
+    """Largest acceptable half-width of the 95% interval, as a fraction of the aggregate."""
+    rate_reached: float = 0.95
+
+
+DEFAULT = Thresholds()
+
+
+def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thresholds = DEFAULT) -> tuple[str, ...]:
+    """Checks decided by one trial alone."""
+    load = trial.load
+    if load is None:
+        return ()
+    found: list[str] = []
+    generator = trial.usage("loadgen")
+    cpus = len(trial.spec.loadgen_cpus) or 1
+    if generator is not None and generator.cpu_percent >= thresholds.generator_busy * 100 * cpus:
+        found.append(f"{Check.GENERATOR_SATURATED}: {load.generator} used {generator.cpu_percent:.0f}% "
+                     f"of {cpus} CPU{'s' if cpus > 1 else ''}")
+    if ceiling_rps and load.rps >= thresholds.near_ceiling * ceiling_rps:
+        found.append(f"{Check.NEAR_CEILING}: {load.rps:,.0f} req/s is {load.rps / ceiling_rps:.0%} of the "
+                     f"{ceiling_rps:,.0f} req/s {load.generator} reaches against nginx static")
+    if load.errors:
+        e = load.socket_errors
+        found.append(f"{Check.ERRORS}: {load.errors} of {load.requests + e.total} (connect {e.connect}, "
+                     f"read {e.read}, write {e.write}, timeout {e.timeout}, non-2xx {load.non_2xx})")
+    if load.rate is None and load.requests and load.latency.mean_ms > 0:
+        in_flight = load.rps * load.latency.mean_ms / 1000.0
+        ratio = in_flight / trial.spec.connections
+        if not thresholds.littles_law_low <= ratio <= thresholds.littles_law_high:
+            found.append(f"{Check.LITTLES_LAW}: {load.rps:,.0f} req/s x {load.latency.mean_ms:.1f} ms = "
+                         f"{in_flight:.1f} in flight, but {trial.spec.connections} connections")
+    other = trial.usage("other")
+    if other is not None and other.cpu_percent > thresholds.busy_other_percent:
+        found.append(f"{Check.BUSY_MACHINE}: other processes used {other.cpu_percent:.0f}% of a core")
+    if load.rate and load.rps < thresholds.rate_reached * load.rate:
+        found.append(f"{Check.RATE_NOT_REACHED}: {load.rps:,.0f} of {load.rate:,.0f} req/s offered")
+    return tuple(found)
+
+
+def spread_check(rps_ci: tuple[float, float] | None, center: float | None, repeats: int,
+                 thresholds: Thresholds = DEFAULT) -> str | None:
+    if rps_ci is None or not center:
+        return None
+    half = (rps_ci[1] - rps_ci[0]) / 2 / center
+    if half <= thresholds.spread:
+        return None
+    return f"{Check.SPREAD}: 95% interval ±{half:.0%} over {repeats} repeats"
+
+
+def explain(checks: Sequence[str]) -> list[tuple[str, str]]:
+    """(check, advice) pairs for a report's notes."""
+    return [(c, advice(c)) for c in checks]

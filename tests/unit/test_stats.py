@@ -1,0 +1,72 @@
+"""The statistics against inputs whose answers are known."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pywebbench.errors import UserError
+from pywebbench.stats import (
+    Aggregation,
+    aggregate,
+    bootstrap_ci,
+    coefficient_of_variation,
+    half_width,
+    min_detectable_difference,
+    parse_aggregation,
+    ratio_ci,
+    repeats_needed,
+)
+
+
+def test_aggregations_are_the_seeds_own() -> None:
+    values = [100.0, 130.0, 110.0, 90.0]
+    assert aggregate(values, Aggregation.MEDIAN) == 105.0
+    assert aggregate(values, Aggregation.BEST) == 130.0  # seed 003: best of N
+    assert aggregate(values, Aggregation.MEAN) == 107.5  # seed 004: mean of N
+    assert aggregate([], Aggregation.MEDIAN) is None
+    assert parse_aggregation("best") is Aggregation.BEST
+    with pytest.raises(UserError, match="unknown aggregation"):
+        parse_aggregation("max")
+
+
+def test_no_interval_from_one_repeat_and_a_point_interval_from_identical_ones() -> None:
+    assert bootstrap_ci([1234.0]) is None
+    assert bootstrap_ci([500.0, 500.0, 500.0]) == (500.0, 500.0)
+    assert ratio_ci([10.0, 10.0], [5.0]) is None  # a single baseline run cannot show its noise
+
+
+def test_mean_interval_matches_the_normal_theory_on_a_large_sample() -> None:
+    rng = np.random.default_rng(7)
+    sample = rng.normal(1000.0, 50.0, size=400)
+    low, high = bootstrap_ci(list(sample), Aggregation.MEAN, seed=1) or (0.0, 0.0)
+    expected_half = 1.96 * 50.0 / math.sqrt(400)  # 4.9 req/s
+    assert low < float(np.mean(sample)) < high
+    assert (high - low) / 2 == pytest.approx(expected_half, rel=0.15)
+
+
+def test_interval_of_a_median_of_three_spans_the_data() -> None:
+    # With three repeats the median's resamples are 100, 105 or 110: the interval is the data's range.
+    assert bootstrap_ci([100.0, 110.0, 105.0]) == (100.0, 110.0)
+
+
+def test_ratio_interval_contains_the_ratio_and_scales() -> None:
+    stack = [2000.0, 2100.0, 1950.0, 2050.0, 2020.0]
+    base = [1000.0, 1010.0, 990.0, 1005.0, 995.0]
+    low, high = ratio_ci(stack, base) or (0.0, 0.0)
+    assert low <= 2020.0 / 1000.0 <= high
+    assert 1.9 < low < high < 2.15
+    doubled = ratio_ci([2 * v for v in stack], base) or (0.0, 0.0)
+    assert doubled == pytest.approx((2 * low, 2 * high))
+
+
+def test_half_width_and_noise_maths() -> None:
+    assert half_width((98.0, 102.0), 100.0) == pytest.approx(0.02)
+    assert half_width(None, 100.0) is None
+    assert coefficient_of_variation([90.0, 100.0, 110.0]) == pytest.approx(0.1)
+    # (1.96 + 0.84) x 1.25 x cv x sqrt(2/n)
+    assert min_detectable_difference(0.10, 8) == pytest.approx(2.8 * 1.25 * 0.10 * 0.5)
+    n = repeats_needed(0.03, 0.05)
+    assert min_detectable_difference(0.03, n) <= 0.05 < min_detectable_difference(0.03, n - 1)
