@@ -12,6 +12,10 @@ from pywebbench.checks import spread_check
 from pywebbench.results.model import ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
 from pywebbench.stats import Aggregation, aggregate, bootstrap_ci, ratio_ci
 
+CELL_KNOBS: tuple[str, ...] = ("workload", "connections", "workers", "threads", "topology", "max_db_sessions",
+                               "db_delay_s", "db_pool", "upstream_delay_s", "cpu_size", "stack_cpus", "rate")
+"""Names of TrialSpec.cell's positions (stack_cpus is the count of CPUs given to the stack)."""
+
 STATUS_ORDER = ("ok", "invalid-response", "loadgen-failed", "server-failed", "unavailable")
 
 
@@ -117,6 +121,30 @@ def _spectrum(trials: list[TrialResult]) -> tuple[tuple[float, float], ...]:
             for pct, ms in t.load.latency.percentiles:
                 by_pct[pct].append(ms)
     return tuple((pct, statistics.median(v)) for pct, v in sorted(by_pct.items()))
+
+
+def varying_knobs(rows: tuple[Row, ...] | list[Row]) -> tuple[str, ...]:
+    """The cell knobs (workload aside) that take more than one value across these rows: a sweep's axes."""
+    cells = {r.spec.cell for r in rows}
+    return tuple(name for i, name in enumerate(CELL_KNOBS)
+                 if name != "workload" and len({cell[i] for cell in cells}) > 1)
+
+
+def knob_values(row: Row, knobs: tuple[str, ...]) -> tuple[object, ...]:
+    return tuple(row.spec.cell[CELL_KNOBS.index(k)] for k in knobs)
+
+
+def point_text(row: Row, knobs: tuple[str, ...]) -> str:
+    """'connections=100 db_delay=20ms' for a row's values of the varying knobs."""
+    parts = []
+    for name, value in zip(knobs, knob_values(row, knobs), strict=True):
+        if name.endswith("_s") and isinstance(value, float):
+            parts.append(f"{name[:-2]}={value * 1000:g}ms")
+        elif isinstance(value, float):
+            parts.append(f"{name}={value:g}")
+        else:
+            parts.append(f"{name}={value}")
+    return " ".join(parts) or "defaults"
 
 
 def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: Aggregation | None = None) -> Summary:

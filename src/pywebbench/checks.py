@@ -89,6 +89,8 @@ def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thre
     if ceiling_rps and load.rps >= thresholds.near_ceiling * ceiling_rps:
         found.append(f"{Check.NEAR_CEILING}: {load.rps:,.0f} req/s is {load.rps / ceiling_rps:.0%} of the "
                      f"{ceiling_rps:,.0f} req/s {load.generator} reaches against nginx static")
+    if not load.requests:
+        found.append(f"{Check.ERRORS}: no request completed in the {load.duration_s:.1f}s window")
     if load.errors:
         e = load.socket_errors
         found.append(f"{Check.ERRORS}: {load.errors} of {load.requests + e.total} (connect {e.connect}, "

@@ -6,34 +6,31 @@ import argparse
 import fnmatch
 import json
 import os
-import signal
 import sys
-import time
-import uuid
-from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
-from types import FrameType
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import Progress as Progress_
 
 from pywebbench import __version__
+from pywebbench.calibrate import calibrate_report, calibration_variants
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
+from pywebbench.compare import compare_results, render_comparison
 from pywebbench.doctor import check
-from pywebbench.envs import EnvironmentBuilder, EnvSpec, cache_root
+from pywebbench.envs import EnvironmentBuilder, EnvSpec
 from pywebbench.errors import UserError
-from pywebbench.loadgen.registry import make_generator
-from pywebbench.options import RunOptions, from_sources, parse_cpu_list
-from pywebbench.plan import Plan, make_plan, needs_of
-from pywebbench.reference import GoBuildError
-from pywebbench.services import ServiceError
-from pywebbench.services.backing import Backing, BackingConfig
-from pywebbench.probes.machine import machine_info, usable_cpus
+from pywebbench.execute import Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
+from pywebbench.options import AGGREGATIONS, GENERATOR_NAMES, RunOptions, from_sources, parse_cpu_list
+from pywebbench.plan import Plan
+from pywebbench.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.formats import FORMATS, renderer
-from pywebbench.results.model import RunHeader
-from pywebbench.results.store import ResultsWriter, load_results, results_path
-from pywebbench.runner import Progress, Runner
+from pywebbench.report.ranking_view import render_ranking
+from pywebbench.results.store import load_results, results_path
+from pywebbench.runner import Progress
+from pywebbench.sweep import parse_knobs
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -45,18 +42,21 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pywebbench", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"pywebbench {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _rates(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a rate list: {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
+    return values
 
-    p_list = sub.add_parser("list", help="every stack in the catalog and whether it can run here")
-    p_list.add_argument("--json", action="store_true", help="machine-readable output")
-    p_list.add_argument("--build", action="store_true", help="build missing stack environments first")
-    p_list.add_argument("--stack", action="append", default=None, help="only stacks matching (glob)")
 
-    p_run = sub.add_parser("run", help="run a benchmark and save its results")
+def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--config", type=Path, help="TOML file with a [run] table of options")
+    p_run.add_argument("--preset", help="a seed experiment (see `pywebbench list --presets`); flags override it")
+    p_run.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run in DIR: only "
+                       "the missing trials run, with the options it was started with")
     p_run.add_argument("--stack", action="append", dest="stacks", metavar="FRAMEWORK:SERVER[-MODEL]",
                        help="stack to run (repeatable; globs allowed)")
     p_run.add_argument("--workload", action="append", dest="workloads", help="workload (repeatable)")
@@ -67,9 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--threads", type=_positive_int, help="threads per worker for threaded servers")
     p_run.add_argument("--stack-cpus", type=parse_cpu_list, help="CPUs for the stack, e.g. 1-3")
     p_run.add_argument("--loadgen-cpus", type=parse_cpu_list, help="CPUs for the load generator, e.g. 0")
-    p_run.add_argument("--generator", choices=["wrk", "ab"])
+    p_run.add_argument("--generator", choices=list(GENERATOR_NAMES))
     p_run.add_argument("--requests", type=_positive_int, help="request count (ab)")
-    p_run.add_argument("--repeats", type=_positive_int)
+    p_run.add_argument("--repeats", type=_positive_int, help="rounds, each in a fresh random stack order")
+    p_run.add_argument("--aggregation", choices=list(AGGREGATIONS),
+                       help="repeats into one figure: median (default), best (seed 003), mean (seed 004)")
+    p_run.add_argument("--precision", type=float, help="add rounds until every 95%% interval is within this "
+                       "fraction, e.g. 0.02 (up to --max-rounds)")
+    p_run.add_argument("--max-rounds", type=_positive_int, help="round limit for --precision (10)")
     p_run.add_argument("--no-keepalive", dest="keepalive", action="store_const", const=False)
     p_run.add_argument("--seed", type=int, help="seed of the random stack order")
     p_run.add_argument("--out", type=Path, dest="out_dir", help="results directory (default runs/<time>)")
@@ -83,6 +88,39 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--topology", choices=["direct", "nginx"], help="nginx: load goes through nginx")
     p_run.add_argument("--driver", help="force one DB driver on every stack (psycopg, psycopg2-gevent, "
                        "psycopg2-eventlet, psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pywebbench", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"pywebbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_list = sub.add_parser("list", help="every stack in the catalog and whether it can run here")
+    p_list.add_argument("--json", action="store_true", help="machine-readable output")
+    p_list.add_argument("--build", action="store_true", help="build missing stack environments first")
+    p_list.add_argument("--stack", action="append", default=None, help="only stacks matching (glob)")
+    p_list.add_argument("--presets", action="store_true", help="the seed experiments `run --preset` reproduces")
+
+    p_run = sub.add_parser("run", help="run a benchmark and save its results")
+    _add_run_flags(p_run)
+    p_run.add_argument("--rate", type=_rates, help="open loop (oha): offered req/s; a list (500,1000,2000) "
+                       "measures a latency-versus-offered-load curve")
+
+    p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs")
+    _add_run_flags(p_sweep)
+    p_sweep.add_argument("--knob", action="append", dest="knobs", default=[], metavar="NAME=V1,V2|A..B",
+                         help="a knob and its values (repeatable: a grid); see `pywebbench sweep --help-knobs`")
+    p_sweep.add_argument("--rate", type=float, help="open loop (oha): offered req/s")
+
+    p_cal = sub.add_parser("calibrate", help="this machine's noise (A/A) and power (A/B with a known slowdown)")
+    _add_run_flags(p_cal)
+    p_cal.add_argument("--extra-us", type=float, default=25.0,
+                       help="microseconds of CPU work added per request in the B variant (25)")
+
+    p_cmp = sub.add_parser("compare", help="what changed between two result sets, and whether it is noise")
+    p_cmp.add_argument("before", type=Path)
+    p_cmp.add_argument("after", type=Path)
+    p_cmp.add_argument("--json", action="store_true", help="machine-readable output")
 
     p_report = sub.add_parser("report", help="render a finished or interrupted run from its results file")
     p_report.add_argument("run_dir", type=Path)
@@ -154,7 +192,7 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
     names = ("stacks", "workloads", "connections", "duration", "warmup", "workers", "threads", "stack_cpus",
              "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir",
              "max_db_sessions", "db_delay", "db_rows", "db_pool", "upstream_delay", "upstream_size", "cpu_size",
-             "topology", "driver")
+             "topology", "driver", "aggregation", "precision", "max_rounds")
     flags = {name: getattr(args, name) for name in names}
     for name in ("stacks", "workloads"):
         if flags[name] is not None:
@@ -162,14 +200,15 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
     return flags
 
 
-def _print_plan(plan: Plan, options: RunOptions) -> None:
-    per_trial = options.warmup_s + options.duration_s
-    estimate = len(plan.trials) * per_trial + len(plan.sessions) * 3
+def _print_plan(plan: Plan, options: RunOptions, seconds: float) -> None:
+    points = len({s.point for s in plan.sessions})
+    rounds = len({s.round for s in plan.sessions})
     err.print(
-        f"plan: {len(plan.sessions)} stacks x {len(options.workloads)} workloads x {options.repeats} rounds = "
-        f"{len(plan.trials)} trials, about {estimate / 60:.1f} min (+ first-time environment builds); "
-        f"stack CPUs {list(plan.split.stack)}, generator CPUs {list(plan.split.loadgen)}"
-        + ("" if plan.split.disjoint else " (shared: fewer than 2 CPUs)")
+        f"plan: {len({s.label for s in plan.sessions})} stacks x {len(options.workloads)} workloads"
+        + (f" x {points} sweep points" if points > 1 else "")
+        + f" x {rounds} rounds = {len(plan.trials)} trials, about {seconds / 60:.1f} min "
+        f"(+ first-time environment builds); stack CPUs {list(plan.split.stack)}, generator CPUs "
+        f"{list(plan.split.loadgen)}" + ("" if plan.split.disjoint else " (shared: fewer than 2 CPUs)")
     )
     for stack_id, reason in plan.skipped:
         err.print(f"skipped {stack_id}: {reason}")
@@ -177,93 +216,145 @@ def _print_plan(plan: Plan, options: RunOptions) -> None:
         err.print(f"note: {BASELINE_STACK} is not in this run, so no ratios will be shown")
 
 
-def _check_tools_for(plan: Plan, options: RunOptions) -> None:
-    """A missing tool is a one-line error before anything starts, never a failure mid-run."""
-    wanted = {options.generator, "taskset", "uv"}
-    needs = {n.value for n in needs_of(plan)}
-    if "database" in needs:
-        wanted |= {"postgres", "pgbouncer"}
-    if "upstream" in needs or any(s.stack.server.native == "go-reference" for s in plan.sessions):
-        wanted.add("go")
-    if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):
-        wanted.add("nginx")
-    missing = [r for r in check() if r.name in wanted and not r.present]
-    if missing:
-        first = missing[0]
-        raise UserError(f"{first.name} is missing ({first.purpose}); fix: {first.fix}")
+class _ProgressView:
+    """A progress bar with ETA on a terminal; one line per step otherwise (CI logs)."""
+
+    def __init__(self) -> None:
+        self._bar: Progress_ | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> _ProgressView:
+        if err.is_terminal:
+            self._bar = Progress_(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeRemainingColumn(), console=err, transient=True)
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+    def __call__(self, progress: Progress) -> None:
+        if self._bar is None:
+            eta = f", ~{progress.eta_s / 60:.1f} min left" if progress.eta_s is not None else ""
+            err.print(f"[{progress.done}/{progress.total}] {progress.current}{eta}")
+            return
+        if self._task is None:
+            self._task = self._bar.add_task(progress.current, total=progress.total)
+        self._bar.update(self._task, completed=progress.done, total=progress.total, description=progress.current)
 
 
-def _on_progress(progress: Progress) -> None:
-    eta = f", ~{progress.eta_s / 60:.1f} min left" if progress.eta_s is not None else ""
-    err.print(f"[{progress.done}/{progress.total}] {progress.current}{eta}")
+def _options(args: argparse.Namespace, extra_flags: dict[str, object] | None = None) -> tuple[RunOptions, str | None]:
+    preset = get_preset(args.preset) if getattr(args, "preset", None) else None
+    flags = {**_flags(args), **(extra_flags or {})}
+    options = from_sources(config_file=args.config, environ=os.environ, flags=flags,
+                           preset=preset_options(preset) if preset else None)
+    return options, preset.name if preset else None
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def _run_dir(options: RunOptions, resume: Path | None) -> Path:
+    if resume is not None:
+        return resume.resolve()
+    stamp = datetime.now(timezone.utc)
+    return (options.out_dir or Path("runs") / stamp.strftime("%Y%m%d-%H%M%S")).resolve()
+
+
+def _execute(job: Job, catalog: Catalog, resume: Path | None) -> Outcome:
+    resumed = load_for_resume(resume.resolve()) if resume is not None else None
+    if resumed is not None:
+        job = job_from_results(resumed)
+    run_dir = _run_dir(job.options, resume)
+    with _ProgressView() as view:
+        outcome = execute(job, catalog, run_dir=run_dir, resume=resumed,
+                          on_plan=lambda plan, seconds: _print_plan(plan, job.options, seconds),
+                          on_progress=view, on_note=lambda text: err.print(text))
+    print(render_terminal_for(run_dir))
+    for line in ledger_lines(outcome):
+        err.print(line)
+    err.print(f"results in {results_path(run_dir)}")
+    return outcome
+
+
+def preset_knobs(preset: Preset) -> tuple[str, ...]:
+    """A preset's grid as --knob texts, so a resumed preset run rebuilds the same points."""
+    return tuple(f"{name}=" + ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+                 for name, values in preset.grid)
 
 
 def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
-    options = from_sources(config_file=args.config, environ=os.environ, flags=_flags(args))
-    generator = make_generator(options.generator)
-    plan = make_plan(catalog, options, usable_cpus())
-    _check_tools_for(plan, options)
-    stamp = datetime.now(timezone.utc)
-    run_dir = (options.out_dir or Path("runs") / stamp.strftime("%Y%m%d-%H%M%S")).resolve()
-    if results_path(run_dir).exists():
-        raise UserError(f"{run_dir} already holds results; choose another --out")
-    _print_plan(plan, options)
-    header = RunHeader(
-        run_id=uuid.uuid4().hex[:12],
-        created_at=stamp.isoformat(timespec="seconds"),
-        pywebbench_version=__version__,
-        command=tuple(sys.argv),
-        options={**options.to_json(), "seed": plan.seed},
-        machine=machine_info(),
-        tools={"generator": generator.version(), "python": sys.version.split()[0]},
-        planned_trials=len(plan.trials),
-    )
-    writer = ResultsWriter(results_path(run_dir), header)
-    backing_config = BackingConfig(
-        needs=needs_of(plan), max_db_sessions=options.max_db_sessions, db_delay_s=options.db_delay_s,
-        db_rows=options.db_rows, db_pool=options.db_pool, upstream_delay_s=options.upstream_delay_s,
-        upstream_size=options.upstream_size, cpu_size=options.cpu_size, cpus=plan.split.loadgen,
-        go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
-    )
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    started = time.monotonic()
-    status = "interrupted"
-    runner: Runner | None = None
-    try:
-        with ExitStack() as services:
-            backing = Backing(backing_config, cache_root())
-            service_start = time.monotonic()
-            try:
-                services.enter_context(backing)
-            except (ServiceError, GoBuildError, OSError, ValueError) as exc:
-                raise UserError(f"backing services failed to start: {str(exc).splitlines()[0]}") from exc
-            for record in backing.records():
-                writer.add_service(record)
-            runner = Runner(
-                run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
-                python=sys.executable, backing=backing, topology=options.topology,
-                ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
-                keepalive=options.keepalive, on_progress=_on_progress,
-            )
-            runner.ledger.add("service starts", time.monotonic() - service_start)
-            runner.run(plan)
-            status = "complete"
-    except KeyboardInterrupt:
-        err.print("interrupted: stopping; finished trials are saved")
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        writer.finish(status)
-        writer.close()
-    total = time.monotonic() - started
-    print(render_terminal_for(run_dir))
-    ledger = runner.ledger.seconds if runner is not None else {}
-    spent = ", ".join(f"{k} {v:.0f}s" for k, v in sorted(ledger.items(), key=lambda kv: -kv[1]))
-    err.print(f"wall time {total:.0f}s: {spent}; results in {results_path(run_dir)}")
-    return 0 if status == "complete" else 130
+    rates: tuple[float, ...] = args.rate or ()
+    options, preset = _options(args, {"rate": rates[0]} if len(rates) == 1 else {})
+    knobs: tuple[str, ...] = ()
+    if preset is not None:
+        knobs = preset_knobs(get_preset(preset))
+    if len(rates) > 1:
+        knobs += ("rate=" + ",".join(f"{r:g}" for r in rates),)
+        if options.generator != "oha":
+            raise UserError(f"an open-loop --rate needs --generator oha ({options.generator} is closed-loop)")
+    job = Job("sweep" if knobs else "run", options, knobs, preset=preset)
+    job.points  # parse the knobs now: a bad one is an error before anything starts
+    outcome = _execute(job, catalog, args.resume)
+    return 0 if outcome.status == "complete" else 130
+
+
+def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
+    options, preset = _options(args, {"rate": args.rate})
+    knobs = tuple(args.knobs)
+    if preset is not None:
+        knobs = preset_knobs(get_preset(preset)) + knobs
+    if not knobs and args.resume is None:
+        raise UserError("sweep needs at least one --knob NAME=VALUES (e.g. --knob connections=10,100,1000)")
+    axes = parse_knobs(knobs)
+    flags = _flags(args)
+    for axis in axes:
+        if flags.get(axis.knob.value) is not None:
+            raise UserError(f"--{axis.knob.value.replace('_', '-')} and --knob {axis.knob.value}=... both set it")
+    job = Job("sweep", options, knobs, preset=preset)
+    job.points
+    outcome = _execute(job, catalog, args.resume)
+    results = load_results(outcome.run_dir)
+    print(render_ranking(results))
+    return 0 if outcome.status == "complete" else 130
+
+
+def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
+    if args.resume is not None:
+        raise UserError("a calibration cannot be resumed; run `pywebbench calibrate` again")
+    if args.extra_us <= 0:
+        raise UserError(f"--extra-us must be positive, got {args.extra_us}")
+    defaults: dict[str, object] = {}
+    if args.stacks is None:
+        defaults["stacks"] = (BASELINE_STACK,)
+    if args.repeats is None:
+        defaults["repeats"] = 5
+    options, _ = _options(args, defaults)
+    if len(options.stacks) != 1:
+        raise UserError("calibrate takes one --stack (the same stack runs as A, A again, and B)")
+    job = Job("calibrate", options, variants=calibration_variants(catalog, options.stacks[0], args.extra_us),
+              extra={"extra_us": args.extra_us})
+    outcome = _execute(job, catalog, None)
+    report = calibrate_report(load_results(outcome.run_dir), args.extra_us)
+    print(report.render())
+    (outcome.run_dir / "calibration.json").write_text(report.to_json())
+    return 0 if outcome.status == "complete" else 130
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    comparison = compare_results(load_results(args.before), load_results(args.after))
+    print(comparison.to_json() if args.json else render_comparison(comparison))
+    return 0
+
+
+def cmd_list_presets() -> int:
+    from rich.table import Table
+
+    table = Table(title="presets: `pywebbench run --preset NAME`")
+    for col in ("Preset", "Seed", "What it reproduces"):
+        table.add_column(col)
+    for preset in PRESETS.values():
+        table.add_row(preset.name, str(preset.seed), preset.title)
+    Console(width=160).print(table)
+    return 0
 
 
 def render_terminal_for(run_dir: Path) -> str:
@@ -303,9 +394,17 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_doctor()
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "compare":
+            return cmd_compare(args)
+        if args.command == "list" and args.presets:
+            return cmd_list_presets()
         catalog = build_catalog()
         if args.command == "list":
             return cmd_list(args, catalog)
+        if args.command == "sweep":
+            return cmd_sweep(args, catalog)
+        if args.command == "calibrate":
+            return cmd_calibrate(args, catalog)
         return cmd_run(args, catalog)
     except UserError as exc:
         print(f"pywebbench: error: {exc}", file=sys.stderr)  # one line, never wrapped

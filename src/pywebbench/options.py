@@ -119,6 +119,10 @@ class RunOptions:
     """The round limit for --precision."""
     rate: float | None = None
     """Open loop: offered requests per second (oha); None = closed loop."""
+    workers_per_cpu: int | None = None
+    """Workers = this x the stack's CPUs for multi-process Python servers (seed 004: 3)."""
+    workload_requests: tuple[tuple[str, int], ...] = ()
+    """Per-workload request counts for ab, where a seed used one per workload."""
 
     def validate(self) -> RunOptions:
         positive = {
@@ -161,6 +165,10 @@ class RunOptions:
                 raise UserError(f"--rate must be positive, got {self.rate}")
             if self.generator != "oha":
                 raise UserError(f"an open-loop --rate needs --generator oha ({self.generator} is closed-loop)")
+        if self.workers_per_cpu is not None and self.workers_per_cpu <= 0:
+            raise UserError(f"workers_per_cpu must be positive, got {self.workers_per_cpu}")
+        if any(count <= 0 for _, count in self.workload_requests):
+            raise UserError("workload request counts must be positive")
         if not self.stacks:
             raise UserError("no stack selected")
         if not self.workloads:
@@ -198,6 +206,9 @@ def _coerce(name: str, value: Any) -> Any:
             return tuple(str(v).strip() for v in items if str(v).strip())
         if name in ("stack_cpus", "loadgen_cpus"):
             return parse_cpu_list(value) if isinstance(value, str) else tuple(int(v) for v in value)
+        if name == "workload_requests":
+            pairs = value.items() if isinstance(value, Mapping) else value
+            return tuple((str(k), int(v)) for k, v in pairs)
         if name == "out_dir":
             return Path(value)
         if name == "keepalive":
@@ -205,7 +216,8 @@ def _coerce(name: str, value: Any) -> Any:
                 return value
             return str(value).lower() in ("1", "true", "yes", "on")
         if name in ("workers", "threads", "requests", "seed", "repeats", "connections", "default_threads",
-                    "max_db_sessions", "db_rows", "db_pool", "upstream_size", "cpu_size", "max_rounds"):
+                    "max_db_sessions", "db_rows", "db_pool", "upstream_size", "cpu_size", "max_rounds",
+                    "workers_per_cpu"):
             return int(value)
         if isinstance(current, float) or name.endswith("_s") or name in ("precision", "rate"):
             return float(value)
@@ -222,13 +234,20 @@ def _canonical(key: str) -> str:
     return name
 
 
+def from_json(data: Mapping[str, Any]) -> RunOptions:
+    """Options as a results header stored them (to_json), for --resume."""
+    values = {name: _coerce(name, value) for name, value in data.items() if name in _FIELDS and value is not None}
+    return replace(RunOptions(), **values).validate()
+
+
 def from_sources(
     *,
     config_file: Path | None,
     environ: Mapping[str, str],
     flags: Mapping[str, Any],
+    preset: Mapping[str, Any] | None = None,
 ) -> RunOptions:
-    """Layer the three sources: config file, then PYWEBBENCH_* variables, then flags."""
+    """Layer the sources: config file, then a preset, then PYWEBBENCH_* variables, then flags."""
     values: dict[str, Any] = {}
     if config_file is not None:
         try:
@@ -243,6 +262,9 @@ def from_sources(
         for key, value in table.items():
             name = _canonical(key)
             values[name] = _coerce(name, value)
+    for key, value in (preset or {}).items():
+        name = _canonical(key)
+        values[name] = _coerce(name, value)
     for key, value in environ.items():
         if key.startswith(ENV_PREFIX) and key not in ("PYWEBBENCH_CACHE",):
             name = _canonical(key[len(ENV_PREFIX):])

@@ -47,6 +47,8 @@ class Variant:
     stack: Stack
     alias: str = ""
     app_env: tuple[tuple[str, str], ...] = ()
+    workloads: tuple[str, ...] = ()
+    """Only these workloads (a preset's second variant of a stack); () = all it serves."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,7 @@ def make_plan(
     points: Sequence[tuple[tuple[str, Any], ...]] = ((),),
     *,
     variants: Sequence[Variant] | None = None,
+    extra: Sequence[Variant] = (),
     rounds: Sequence[int] | None = None,
     keep: Callable[[Session], bool] = lambda session: True,
 ) -> Plan:
@@ -169,11 +172,13 @@ def make_plan(
         variants = [Variant(s) for s in stacks]
     else:
         skipped = []
+    variants = [*variants, *extra]
     workloads = tuple(get_workload(name) for name in dict.fromkeys(options.workloads))
     split = options.cpu_split(available_cpus)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)
     sessions: list[Session] = []
+    planned_flat: set[tuple[object, ...]] = set()
     round_numbers = list(rounds) if rounds is not None else list(range(1, options.repeats + 1))
     shuffle = options.repeats > 1 or len(round_numbers) > 1 or (round_numbers and round_numbers[0] > 1)
     for round_no in round_numbers:
@@ -191,6 +196,12 @@ def make_plan(
             if shuffle:
                 round_rng.shuffle(order)  # a fresh order every round, so drift favours no stack
             for variant in order:
+                if not variant.stack.server.threaded and "threads" in knobs:
+                    # A threads axis does not multiply stacks without threads: plan them once.
+                    flat = tuple((k, v) for k, v in point if k != "threads")
+                    if (round_no, variant.alias, variant.stack.id, flat) in planned_flat:
+                        continue
+                    planned_flat.add((round_no, variant.alias, variant.stack.id, flat))
                 session = _session(variant, opts, round_no, point, workloads, stack_cpus, split.loadgen)
                 if session is not None and keep(session):
                     sessions.append(session)
@@ -202,11 +213,14 @@ def _session(
     workloads: tuple[Workload, ...], stack_cpus: tuple[int, ...], loadgen_cpus: tuple[int, ...],
 ) -> Session | None:
     stack = variant.stack
-    served = tuple(w for w in workloads if serves(stack, w))
+    served = tuple(w for w in workloads if serves(stack, w) and (not variant.workloads or w.name in variant.workloads))
     if not served:
         return None
-    workers = options.workers or stack.default_workers(len(stack_cpus))
-    threads = options.threads or (options.default_threads if stack.server.threaded else 1)
+    per_cpu = options.workers_per_cpu if stack.server.native is None and not stack.server.single_process else None
+    workers = options.workers or (per_cpu * len(stack_cpus) if per_cpu else stack.default_workers(len(stack_cpus)))
+    threaded = stack.server.threaded
+    threads = (options.threads or options.default_threads) if threaded else 1
+    per_workload = dict(options.workload_requests)
     name = stack.id + (f"#{variant.alias}" if variant.alias else "")
     suffix = f"-{point_label(point)}" if point else f"-c{options.connections}"
     trials = tuple(
@@ -220,10 +234,10 @@ def _session(
             round=round_no,
             generator=options.generator,
             workers=options.workers,
-            threads=options.threads,
+            threads=options.threads if threaded else None,
             stack_cpus=stack_cpus,
             loadgen_cpus=loadgen_cpus,
-            requests=options.requests,
+            requests=per_workload.get(w.name, options.requests),
             rate=options.rate,
             alias=variant.alias,
             app_env=variant.app_env,

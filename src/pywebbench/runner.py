@@ -17,11 +17,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pywebbench.catalog.model import ConcurrencyType, LaunchSpec, Stack
+from pywebbench.checks import trial_checks
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.envs import EnvBuildError, EnvProvider, EnvSpec
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
 from pywebbench.plan import Plan, Session
 from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.resources import ResourceSampler, generator_roots
 from pywebbench.results.model import StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing, PeakSampler
@@ -63,6 +65,8 @@ class RunningServer:
     argv: tuple[str, ...]
     alive: Callable[[], bool]
     log_tail: Callable[[], str]
+    pids: tuple[int, ...] = ()
+    """Root processes of the server, whose trees the resource sampler follows."""
 
 
 def base_environment(extra_path: str = "") -> dict[str, str]:
@@ -140,6 +144,8 @@ class Runner:
         request_timeout_s: float = 5.0,
         keepalive: bool = True,
         on_progress: Callable[[Progress], None] = lambda p: None,
+        ceiling: Callable[[TrialSpec], float | None] = lambda spec: None,
+        sample_resources: bool = True,
     ) -> None:
         self.run_dir = run_dir
         self.writer = writer
@@ -152,7 +158,10 @@ class Runner:
         self.request_timeout_s = request_timeout_s
         self.keepalive = keepalive
         self.on_progress = on_progress
+        self.ceiling = ceiling
+        self.sample_resources = sample_resources
         self.ledger = TimeLedger()
+        self._proxy_pids: tuple[int, ...] = ()
         self.results: list[TrialResult] = []
         self._recorded_envs: set[str] = set()
         self._done = 0
@@ -193,13 +202,15 @@ class Runner:
         """Start the stack's server (a Python env, a native binary, or nginx) and yield it."""
         stack = session.stack
         logs = self.run_dir / "logs"
-        app_env = self.backing.app_environment(stack) if self.backing is not None else {}
+        app_env = self.backing.app_environment(stack, session.trials[0]) if self.backing is not None \
+            else dict(session.app_env)
         cpus = session.trials[0].stack_cpus if session.trials else ()
         with ExitStack() as stack_of_servers:
             if stack.server.native == "nginx":
                 nginx = stack_of_servers.enter_context(
                     NginxService(logs / f"{label}.nginx", workers=session.workers))
-                yield RunningServer(nginx.info.port, ("nginx", "-c", "nginx.conf"), lambda: True, lambda: "")
+                yield RunningServer(nginx.info.port, ("nginx", "-c", "nginx.conf"), lambda: True, lambda: "",
+                                    nginx.root_pids())
                 return
             port = free_port(HOST)
             if stack.server.native == "go-reference":
@@ -219,7 +230,7 @@ class Runner:
             def tail() -> str:
                 return proc.stderr_tail(15) or proc.stdout_path.read_text(errors="replace")[-1500:]
 
-            yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail)
+            yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail, (proc.pid,))
 
     def run_session(self, session: Session) -> None:
         stack = session.stack
@@ -242,7 +253,8 @@ class Runner:
                 self.writer.add_environment(env.record)
                 self._recorded_envs.add(env_hash)
 
-        label = f"r{session.round}-{stack.id.replace(':', '_')}"
+        label = f"r{session.round}-{session.label.replace(':', '_').replace('#', '_')}"
+        self._retune(session)
         self._progress(f"{stack.id} (starting)", per_trial)
         started = time.monotonic()
         try:
@@ -254,10 +266,12 @@ class Runner:
                     wait_ready(HOST, server.port, session.workloads[0].path,
                                timeout_s=self.ready_timeout_s, alive=server.alive)
                     port = server.port
+                    self._proxy_pids = ()
                     if self.topology == "nginx" and stack.server.native != "nginx":
                         proxy = running.enter_context(
                             NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port))
                         port = proxy.info.port  # seed 000: the generator talks to nginx, nginx to the app
+                        self._proxy_pids = proxy.root_pids()
                 except (NotReady, OSError, RuntimeError) as exc:
                     tail, argv = (server.log_tail(), server.argv) if server is not None else ("", ())
                     self._fail_all(session, stack_info(stack, session, env_hash, argv), TrialStatus.SERVER_FAILED,
@@ -271,10 +285,38 @@ class Runner:
                 self.backing.reset_between_sessions()
         self._progress(f"{stack.id} done", per_trial)
 
+    def _retune(self, session: Session) -> None:
+        """Give pgbouncer and the upstream this sweep point's knobs before the server starts."""
+        if self.backing is None:
+            return
+        caps = {t.max_db_sessions for t in session.trials if t.max_db_sessions is not None}
+        delays = {t.upstream_delay_s for t in session.trials if t.upstream_delay_s is not None}
+        started = time.monotonic()
+        for record in self.backing.retune(max(caps) if caps else None, max(delays) if delays else None):
+            self.writer.add_service(record)
+        self.ledger.add("service starts", time.monotonic() - started)
+
+    def _roles(self, server: RunningServer) -> Callable[[], dict[str, tuple[int, ...]]]:
+        """Root PIDs per role for the resource sampler; the generator's appear once it starts."""
+        services: dict[str, tuple[int, ...]] = {"app": server.pids, "nginx": self._proxy_pids}
+        backing = self.backing
+        if backing is not None:
+            for role, service in (("postgres", backing.postgres), ("pgbouncer", backing.pgbouncer),
+                                  ("upstream", backing.upstream)):
+                if service is not None:
+                    services[role] = service.root_pids()
+        known = {pid for pids in services.values() for pid in pids}
+
+        def roles() -> dict[str, tuple[int, ...]]:
+            return {**services, "loadgen": tuple(generator_roots(known))}
+        return roles
+
     def _measure_session(self, session: Session, info: StackInfo, server: RunningServer, port: int) -> None:
         stack = session.stack
-        expected = self.expected
-        problems = {w.name: verify_endpoint(HOST, port, w, expected) for w in session.workloads}
+        base_expected = self.expected
+        expected = {t.workload: replace(base_expected, cpu_size=t.cpu_size or base_expected.cpu_size)
+                    for t in session.trials}
+        problems = {w.name: verify_endpoint(HOST, port, w, expected[w.name]) for w in session.workloads}
         keepalive = keeps_alive(HOST, port, session.workloads[0].path)
         per_trial = session.trials[0].warmup_s + session.trials[0].duration_s
         claims_async = stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
@@ -294,7 +336,9 @@ class Runner:
                 if found:
                     checks.append(found)
             result = self._measure(spec, workload, info, server, port, keepalive)
-            self._record(replace(result, checks=result.checks + tuple(checks)))
+            ceiling = self.ceiling(spec) if result.load is not None else None  # timed on its own line
+            validity = trial_checks(result, ceiling)
+            self._record(replace(result, checks=result.checks + tuple(checks) + validity))
 
     def _measure(
         self, spec: TrialSpec, workload: Workload, info: StackInfo, server: RunningServer, port: int,
@@ -305,8 +349,9 @@ class Runner:
         work_dir = self.run_dir / "loadgen"
         base = LoadRequest(
             url=url, connections=spec.connections, duration_s=spec.duration_s, cpus=spec.loadgen_cpus,
-            requests=spec.requests, timeout_s=self.request_timeout_s, keepalive=self.keepalive,
+            requests=spec.requests, timeout_s=self.request_timeout_s, keepalive=self.keepalive, rate=spec.rate,
         )
+        load_average = os.getloadavg()
         sessions: int | None = None
         try:
             if spec.warmup_s > 0:
@@ -316,22 +361,29 @@ class Runner:
                 self.generator.run(warm, work_dir)
                 self.ledger.add("warmups", time.monotonic() - started)
             started = time.monotonic()
-            if self.backing is not None and self.backing.pgbouncer is not None and Needs.DATABASE in workload.needs:
-                with PeakSampler(self.backing.db_sessions) as sampler:
-                    load = self.generator.run(replace(base, label=spec.trial_id), work_dir)
-                sessions = sampler.peak
-            else:
+            with ExitStack() as sampling:
+                sampler = sampling.enter_context(ResourceSampler(self._roles(server))) \
+                    if self.sample_resources else None
+                peak = None
+                if self.backing is not None and self.backing.pgbouncer is not None \
+                        and Needs.DATABASE in workload.needs:
+                    peak = sampling.enter_context(PeakSampler(self.backing.db_sessions))
                 load = self.generator.run(replace(base, label=spec.trial_id), work_dir)
+            sessions = peak.peak if peak is not None else None
+            usages = sampler.usages if sampler is not None else ()
+            sampler_cpu = sampler.sampler_cpu_s if sampler is not None else None
             self.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
             status = TrialStatus.LOADGEN_FAILED if server.alive() else TrialStatus.SERVER_FAILED
             return TrialResult(spec, info, status, started_at, now(), keepalive=keepalive,
                                error=f"{exc}\n{server.log_tail()}".strip())
+        measured = {"resources": usages, "sampler_cpu_s": sampler_cpu, "load_average": load_average,
+                    "db_sessions": sessions}
         if not server.alive():
             return TrialResult(spec, info, TrialStatus.SERVER_FAILED, started_at, now(), load=load,
                                keepalive=keepalive, error=f"server exited during load\n{server.log_tail()}",
-                               db_sessions=sessions)
+                               **measured)  # type: ignore[arg-type]
         return TrialResult(spec, info, TrialStatus.OK, started_at, now(), load=load, keepalive=keepalive,
-                           db_sessions=sessions)
+                           **measured)  # type: ignore[arg-type]
 
 

@@ -30,6 +30,7 @@ import os
 import random
 import select
 import threading
+import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -105,7 +106,20 @@ def is_async_driver() -> bool:
 
 # --- bodies that need no backing service ---------------------------------------------------
 
+# Calibration's known slowdown: this many microseconds of CPU spin per /hello (0 = none).
+EXTRA_WORK_S = float(os.environ.get("PWB_EXTRA_WORK_US", "0") or 0) / 1e6
+
+
+def _spin(seconds: float) -> None:
+    # CPU time, not sleep: the slowdown must cost the worker, like real per-request work.
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
 def hello_body() -> bytes:
+    if EXTRA_WORK_S:
+        _spin(EXTRA_WORK_S)
     return HELLO
 
 

@@ -183,7 +183,8 @@ class TrialResult:
     @property
     def valid(self) -> bool:
         """Seed 004's rule: a trial with any error or wrong response does not count."""
-        return self.status is TrialStatus.OK and self.load is not None and self.load.errors == 0
+        return (self.status is TrialStatus.OK and self.load is not None and self.load.errors == 0
+                and self.load.requests > 0)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,132 @@
+"""Two result sets side by side: what changed per stack x workload, and whether it is noise.
+
+A change counts as significant when the bootstrap 95% interval of after/before req/s
+excludes 1; with a single repeat on either side there is no interval, and the change is
+shown but not judged.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import asdict, dataclass
+
+from rich.console import Console
+from rich.table import Table
+
+from pywebbench.analyze import Row, summarize
+from pywebbench.results.model import ResultSet
+from pywebbench.stats import ratio_ci
+
+
+@dataclass(frozen=True)
+class Change:
+    stack: str
+    workload: str
+    knobs: str
+    rps_before: float | None
+    rps_after: float | None
+    rps_change: float | None
+    """after / before - 1."""
+    ratio_ci: tuple[float, float] | None
+    p50_before: float | None
+    p50_after: float | None
+    p99_before: float | None
+    p99_after: float | None
+    cpu_before: float | None
+    cpu_after: float | None
+    """CPU ms per request."""
+    verdict: str
+    """faster, slower, within noise, or no interval."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    before: str
+    after: str
+    changes: tuple[Change, ...]
+    only_before: tuple[str, ...]
+    only_after: tuple[str, ...]
+
+    @property
+    def significant(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.verdict in ("faster", "slower"))
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+def _knobs(row: Row) -> str:
+    s = row.spec
+    parts = [f"c={s.connections}"]
+    for name, value in (("db_delay", s.db_delay_s), ("upstream_delay", s.upstream_delay_s),
+                        ("max_db_sessions", s.max_db_sessions), ("workers", s.workers), ("threads", s.threads),
+                        ("rate", s.rate)):
+        if value is not None:
+            parts.append(f"{name}={value:g}")
+    if s.topology != "direct":
+        parts.append(f"via {s.topology}")
+    return " ".join(parts)
+
+
+def _verdict(ci: tuple[float, float] | None) -> str:
+    if ci is None:
+        return "no interval"
+    if ci[0] > 1.0:
+        return "faster"
+    if ci[1] < 1.0:
+        return "slower"
+    return "within noise"
+
+
+def compare_results(before: ResultSet, after: ResultSet) -> Comparison:
+    rows_before = {(r.label, r.spec.cell): r for r in summarize(before).rows}
+    rows_after = {(r.label, r.spec.cell): r for r in summarize(after).rows}
+    changes: list[Change] = []
+    for key in [k for k in rows_before if k in rows_after]:
+        b, a = rows_before[key], rows_after[key]
+        ci = ratio_ci(a.rps_values, b.rps_values)
+        changes.append(Change(
+            stack=a.label, workload=a.spec.workload, knobs=_knobs(a), rps_before=b.rps, rps_after=a.rps,
+            rps_change=a.rps / b.rps - 1 if a.rps is not None and b.rps else None, ratio_ci=ci,
+            p50_before=b.p50_ms, p50_after=a.p50_ms, p99_before=b.p99_ms, p99_after=a.p99_ms,
+            cpu_before=b.cpu_ms_per_req, cpu_after=a.cpu_ms_per_req, verdict=_verdict(ci),
+        ))
+    return Comparison(
+        before=before.header.run_id, after=after.header.run_id, changes=tuple(changes),
+        only_before=tuple(sorted({k[0] for k in rows_before if k not in rows_after})),
+        only_after=tuple(sorted({k[0] for k in rows_after if k not in rows_before})),
+    )
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1%}"
+
+
+def _pair(before: float | None, after: float | None, fmt: str) -> str:
+    def one(v: float | None) -> str:
+        return "-" if v is None else format(v, fmt)
+    return f"{one(before)} -> {one(after)}"
+
+
+def render_comparison(comparison: Comparison, width: int = 150) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=False, color_system=None)
+    table = Table(title=f"{comparison.before} -> {comparison.after}", title_justify="left")
+    for name in ("Stack", "Workload", "Knobs", "Req/s", "Change", "95% CI of ratio", "P50 ms", "P99 ms",
+                 "CPU ms/req", "Verdict"):
+        table.add_column(name)
+    for c in comparison.changes:
+        ci = "-" if c.ratio_ci is None else f"[{c.ratio_ci[0]:.3f}, {c.ratio_ci[1]:.3f}]"
+        table.add_row(c.stack, c.workload, c.knobs, _pair(c.rps_before, c.rps_after, ",.0f"), _pct(c.rps_change),
+                      ci, _pair(c.p50_before, c.p50_after, ".1f"), _pair(c.p99_before, c.p99_after, ".1f"),
+                      _pair(c.cpu_before, c.cpu_after, ".3f"), c.verdict)
+    console.print(table)
+    noise = sum(c.verdict == "within noise" for c in comparison.changes)
+    console.print(f"{len(comparison.significant)} significant, {noise} within noise, "
+                  f"{len(comparison.changes) - noise - len(comparison.significant)} without an interval "
+                  "(one repeat: use --repeats 3 or more)")
+    for label, names in (("only before", comparison.only_before), ("only after", comparison.only_after)):
+        if names:
+            console.print(f"{label}: {', '.join(names)}")
+    return buffer.getvalue()

@@ -1,0 +1,272 @@
+"""A whole run: plan, tools check, services, runner, extra rounds for --precision, resume.
+
+`run`, `sweep` and `calibrate` differ only in the Job they hand to `execute`: its sweep
+points and stack variants. Everything is saved trial by trial, so an interrupted job keeps
+what it finished and `--resume` runs only what is missing.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from pywebbench import __version__
+from pywebbench.analyze import summarize
+from pywebbench.catalog.registry import BASELINE_STACK, Catalog
+from pywebbench.ceiling import GeneratorCeiling
+from pywebbench.doctor import check
+from pywebbench.envs import EnvironmentBuilder, cache_root
+from pywebbench.errors import UserError
+from pywebbench.loadgen.registry import make_generator
+from pywebbench.options import RunOptions, from_json
+from pywebbench.plan import Plan, Session, Variant, make_plan, needs_of
+from pywebbench.presets import get_preset
+from pywebbench.probes.machine import machine_info, usable_cpus
+from pywebbench.reference import GoBuildError
+from pywebbench.results.model import ResultSet, RunHeader
+from pywebbench.results.store import ResultsWriter, load_results, results_path
+from pywebbench.runner import Progress, Runner
+from pywebbench.services import ServiceError
+from pywebbench.services.backing import Backing, BackingConfig
+from pywebbench.stats import half_width
+from pywebbench.sweep import grid, parse_knobs
+
+Point = tuple[tuple[str, Any], ...]
+SESSION_OVERHEAD_S = 4.0
+"""Server start, readiness and answer checks per session, as seen on this machine."""
+
+
+@dataclass(frozen=True)
+class Job:
+    kind: str
+    """run, sweep or calibrate: stored in the header, so --resume rebuilds the same plan."""
+    options: RunOptions
+    knobs: tuple[str, ...] = ()
+    """The --knob texts of a sweep; their grid gives the points."""
+    variants: tuple[Variant, ...] | None = None
+    preset: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def points(self) -> tuple[Point, ...]:
+        return tuple(tuple(p.overrides().items()) for p in grid(parse_knobs(self.knobs)))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    run_dir: Path
+    status: str
+    wall_s: float
+    ledger: dict[str, float]
+    rounds: int
+
+
+def job_from_results(results: ResultSet) -> Job:
+    """The job an interrupted results file was running, for --resume."""
+    stored = dict(results.header.options)
+    kind = str(stored.pop("job", "run"))
+    if kind == "calibrate":
+        raise UserError("a calibration cannot be resumed; run `pywebbench calibrate` again")
+    knobs = tuple(stored.pop("knobs", ()) or ())
+    preset = stored.pop("preset", None)
+    return Job(kind, from_json(stored), knobs, preset=preset)
+
+
+def preset_variants(catalog: Catalog, preset: str | None) -> tuple[Variant, ...]:
+    """A preset's second variants of stacks (seed 001's sync client), as plan variants."""
+    if preset is None:
+        return ()
+    return tuple(
+        Variant(replace(catalog.resolve(v.stack), driver_override=v.driver), alias=v.alias, workloads=v.workloads)
+        for v in get_preset(preset).variants
+    )
+
+
+def _missing_only(plan: Plan, done: set[str]) -> Plan:
+    sessions: list[Session] = []
+    for session in plan.sessions:
+        pairs = [(t, w) for t, w in zip(session.trials, session.workloads, strict=True) if t.trial_id not in done]
+        if pairs:
+            sessions.append(replace(session, trials=tuple(t for t, _ in pairs), workloads=tuple(w for _, w in pairs)))
+    return replace(plan, sessions=tuple(sessions))
+
+
+def check_tools(plan: Plan, options: RunOptions) -> None:
+    """A missing tool is a one-line error before anything starts, never a failure mid-run."""
+    wanted = {options.generator, "taskset", "uv"}
+    needs = {n.value for n in needs_of(plan)}
+    if "database" in needs:
+        wanted |= {"postgres", "pgbouncer"}
+    if "upstream" in needs or any(s.stack.server.native == "go-reference" for s in plan.sessions):
+        wanted.add("go")
+    if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):
+        wanted.add("nginx")
+    missing = [r for r in check() if r.name in wanted and not r.present]
+    if missing:
+        first = missing[0]
+        raise UserError(f"{first.name} is missing ({first.purpose}); fix: {first.fix}")
+
+
+def estimate_seconds(plan: Plan, options: RunOptions) -> float:
+    per_trial = options.warmup_s + options.duration_s
+    if options.requests and options.generator == "ab":
+        per_trial = options.warmup_s + 2.0  # a fixed count: its time depends on the stack
+    return len(plan.trials) * (per_trial + 0.5) + len(plan.sessions) * SESSION_OVERHEAD_S
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def wide_labels(run_dir: Path, precision: float) -> set[str]:
+    """Stacks (labels) with an interval wider than ±precision, or none yet."""
+    summary = summarize(load_results(run_dir))
+    wide: set[str] = set()
+    for row in summary.rows:
+        if row.rps is None:
+            continue
+        width = half_width(row.rps_ci, row.rps)
+        if width is None or width > precision:
+            wide.add(row.label)
+    return wide
+
+
+def execute(
+    job: Job,
+    catalog: Catalog,
+    *,
+    run_dir: Path,
+    resume: ResultSet | None = None,
+    on_plan: Callable[[Plan, float], None] = lambda plan, seconds: None,
+    on_progress: Callable[[Progress], None] = lambda progress: None,
+    on_note: Callable[[str], None] = lambda text: None,
+) -> Outcome:
+    options = job.options
+    generator = make_generator(options.generator)
+    points = job.points
+    first_rounds = max(options.repeats, 3) if options.precision else options.repeats
+    cpus = usable_cpus()
+    extra = preset_variants(catalog, job.preset)
+    plan = make_plan(catalog, options, cpus, points, variants=job.variants, extra=extra,
+                     rounds=range(1, first_rounds + 1))
+    if resume is not None:
+        done = {t.spec.trial_id for t in resume.trials}
+        plan = _missing_only(plan, done)
+        on_note(f"resuming {run_dir}: {len(done)} trials already recorded, {len(plan.trials)} to run")
+    check_tools(plan, options)
+    if resume is None and results_path(run_dir).exists():
+        raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")
+    on_plan(plan, estimate_seconds(plan, options))
+    stamp = datetime.now(timezone.utc)
+    stored: dict[str, Any] = {**options.to_json(), "seed": plan.seed, "job": job.kind, "knobs": list(job.knobs),
+                              "preset": job.preset, **job.extra}
+    header = RunHeader(
+        run_id=uuid.uuid4().hex[:12], created_at=stamp.isoformat(timespec="seconds"),
+        pywebbench_version=__version__, command=tuple(sys.argv), options=stored, machine=machine_info(),
+        tools={"generator": generator.version(), "python": sys.version.split()[0]},
+        planned_trials=len(plan.trials),
+    )
+    writer = ResultsWriter(results_path(run_dir), header)
+    caps = [int(v) for p in points for k, v in p if k == "max_db_sessions"]
+    backing_config = BackingConfig(
+        needs=needs_of(plan), max_db_sessions=options.max_db_sessions, db_delay_s=options.db_delay_s,
+        db_rows=options.db_rows, db_pool=options.db_pool, upstream_delay_s=options.upstream_delay_s,
+        upstream_size=options.upstream_size, cpu_size=options.cpu_size, cpus=plan.split.loadgen,
+        go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
+        postgres_sessions=max(caps) if caps else None,
+    )
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    started = time.monotonic()
+    status = "interrupted"
+    runner: Runner | None = None
+    rounds = first_rounds
+    try:
+        with ExitStack() as services:
+            backing = Backing(backing_config, cache_root())
+            service_start = time.monotonic()
+            try:
+                services.enter_context(backing)
+            except (ServiceError, GoBuildError, OSError, ValueError) as exc:
+                raise UserError(f"backing services failed to start: {str(exc).splitlines()[0]}") from exc
+            for record in backing.records():
+                writer.add_service(record)
+            ledger_holder: list[Runner] = []
+            ceiling = GeneratorCeiling(
+                generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,
+                on_record=writer.add_service,
+                on_seconds=lambda s: ledger_holder[0].ledger.add("generator ceiling", s) if ledger_holder else None,
+            )
+            runner = Runner(
+                run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
+                python=sys.executable, backing=backing, topology=options.topology,
+                ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
+                keepalive=options.keepalive, on_progress=on_progress, ceiling=ceiling,
+            )
+            ledger_holder.append(runner)
+            runner.ledger.add("service starts", time.monotonic() - service_start)
+            runner.run(plan)
+            while options.precision and rounds < options.max_rounds:
+                wide = wide_labels(run_dir, options.precision)
+                if not wide:
+                    break
+                rounds += 1
+                keep = wide | {BASELINE_STACK}
+                on_note(f"precision ±{options.precision:.0%} not reached for {len(wide)} stack(s): round {rounds}")
+                more = make_plan(catalog, replace(options, seed=plan.seed), cpus, points, variants=job.variants,
+                                 extra=extra, rounds=[rounds], keep=lambda s: s.label in keep)
+                runner.run(more)
+            status = "complete"
+    except KeyboardInterrupt:
+        on_note("interrupted: stopping; finished trials are saved")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        writer.finish(status)
+        writer.close()
+    ledger = dict(runner.ledger.seconds) if runner is not None else {}
+    return Outcome(run_dir, status, time.monotonic() - started, ledger, rounds)
+
+
+def ledger_lines(outcome: Outcome) -> list[str]:
+    """How the wall time went, largest first, with the share spent measuring."""
+    total = outcome.wall_s or 1.0
+    parts = sorted(outcome.ledger.items(), key=lambda kv: -kv[1])
+    accounted = sum(outcome.ledger.values())
+    lines = [f"wall time {outcome.wall_s:.0f}s, of which measured windows "
+             f"{outcome.ledger.get('measured windows', 0.0) / total:.0%}:"]
+    lines += [f"  {name:<20} {seconds:7.1f}s {seconds / total:5.0%}" for name, seconds in parts]
+    lines.append(f"  {'other (harness)':<20} {max(0.0, total - accounted):7.1f}s "
+                 f"{max(0.0, total - accounted) / total:5.0%}")
+    return lines
+
+
+def precision_note(results: ResultSet) -> str | None:
+    precision = results.header.options.get("precision")
+    if not precision:
+        return None
+    rows = [r for r in summarize(results).rows if r.rps is not None]
+    wide = [r for r in rows if (w := half_width(r.rps_ci, r.rps)) is None or w > float(precision)]
+    rounds = max((t.spec.round for t in results.trials), default=0)
+    if not wide:
+        return f"precision: every interval within ±{float(precision):.0%} after {rounds} rounds"
+    return (f"precision: {len(wide)} of {len(rows)} intervals still wider than ±{float(precision):.0%} after "
+            f"{rounds} rounds (the round limit): {', '.join(sorted({r.label for r in wide}))}")
+
+
+def load_for_resume(run_dir: Path) -> ResultSet:
+    results = load_results(run_dir)
+    if results.complete:
+        raise UserError(f"{run_dir} is complete; nothing to resume")
+    return results
+
+
+def points_of(texts: Sequence[str]) -> tuple[Point, ...]:
+    return tuple(tuple(p.overrides().items()) for p in grid(parse_knobs(texts)))

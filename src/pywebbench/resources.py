@@ -1,0 +1,391 @@
+"""CPU time and memory of each process tree (app, services, load generator) during a trial.
+
+`ResourceSampler` runs a thread that, every `interval_s`, finds each role's process tree and
+reads the kernel's counters. CPU is not sampled but accumulated from those counters: per
+process, the growth of user+system time since it was first seen (from the window's start for
+processes already running, from zero for processes born in the window), plus the CPU of the
+children it waited for (the kernel's children times), so a worker or helper that lives
+between two ticks is still counted, once, when its parent reaps it. "other" is the rest of
+the machine: busy CPU system-wide minus every role.
+
+Linux only, like the rest of the harness: each process costs one read of /proc/<pid>/stat per
+tick, which holds parent, start time, CPU times and RSS together. psutil needs two files
+and a parse into a dict for the same numbers, about 5x the CPU (scripts/bench-sampler), and
+a PostgreSQL role alone can hold a hundred backends. psutil still lists the processes, reads
+the system-wide times and finds children in generator_roots() without a table.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+
+import psutil
+
+from pywebbench.errors import UserError
+from pywebbench.results.model import ResourceUsage
+
+# CPU comes from cumulative counters, so the interval does not limit CPU accuracy; it bounds
+# the CPU a process takes with it when it exits and no tracked parent waits for it (at most
+# one interval), how short a memory peak can be and still be seen (a 10 s window gets 40
+# samples), and the sampler's own cost, which grows as 1/interval (~0.1% of a core with 20
+# processes here, see scripts/bench-sampler).
+DEFAULT_INTERVAL_S = 0.25
+OTHER = "other"
+MIB = 1024 * 1024
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+# Start times are whole clock ticks, rounded down: a process born just after the window
+# opened can look up to a tick older than it is.
+_BIRTH_SLACK_TICKS = 2
+# System-wide fields that are not busy time. guest and guest_nice are left out because Linux
+# already counts them inside user and nice.
+_NOT_BUSY = frozenset({"idle", "iowait", "guest", "guest_nice"})
+_FLOAT_SLACK_S = 1e-6
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    """What a tick needs of one process, from one read of /proc/<pid>/stat."""
+
+    parent: int
+    started: int
+    """Clock ticks from boot to the process's start: with the PID, which process this is."""
+    own_s: float
+    """user + system of the process itself (all its threads)."""
+    reaped_s: float
+    """CPU of the children it has waited for, and theirs (cutime + cstime)."""
+    rss_bytes: int
+
+
+def read_stat(pid: int) -> ProcStat | None:
+    """None when the process is gone or not readable."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            data = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    # Field 2, the command name, may hold spaces and parentheses: split after its last ')'.
+    # What is left starts at field 3 (state), so field n (proc(5) numbering) is at n - 3.
+    fields = data[data.rfind(b")") + 2:].split()
+    try:
+        return ProcStat(
+            parent=int(fields[1]),
+            started=int(fields[19]),
+            own_s=(int(fields[11]) + int(fields[12])) / _CLOCK_TICKS,
+            reaped_s=(int(fields[13]) + int(fields[14])) / _CLOCK_TICKS,
+            rss_bytes=int(fields[21]) * _PAGE_BYTES,
+        )
+    except (IndexError, ValueError):
+        return None
+
+
+class ProcessTable:
+    """Every process on the machine and its parent, refreshed cheaply.
+
+    psutil's `children()` reads the stat file of every process on the machine at each call;
+    this table lists /proc once per refresh and reads only processes it has not seen. A
+    parent changes only when a process is reparented after its parent dies, which takes it
+    out of the tree anyway (psutil's `children()` would not find it either).
+    """
+
+    def __init__(self) -> None:
+        self._parent: dict[int, int] = {}
+        self._children: dict[int, list[int]] | None = None
+
+    def refresh(self) -> None:
+        alive = set(psutil.pids())
+        for pid in self._parent.keys() - alive:
+            del self._parent[pid]
+        for pid in alive - self._parent.keys():
+            self._add(pid)
+        self._children = None
+
+    def alive(self, pid: int) -> bool:
+        """Listed at the last refresh, or found since."""
+        return pid in self._parent
+
+    def parent(self, pid: int) -> int | None:
+        return self._parent.get(pid)
+
+    def children(self, pid: int) -> list[int]:
+        if self._children is None:
+            children: dict[int, list[int]] = {}
+            for child, parent in self._parent.items():
+                children.setdefault(parent, []).append(child)
+            self._children = children
+        return self._children.get(pid, [])
+
+    def tree(self, roots: Iterable[int]) -> list[int]:
+        """The roots that exist and all their descendants, each once."""
+        found: list[int] = []
+        seen: set[int] = set()
+        todo = list(roots)
+        while todo:
+            pid = todo.pop()
+            if pid in seen or not (self.alive(pid) or self._add(pid)):
+                continue
+            seen.add(pid)
+            found.append(pid)
+            todo.extend(self.children(pid))
+        return found
+
+    def _add(self, pid: int) -> bool:
+        stat = read_stat(pid) if pid > 0 else None
+        if stat is None:
+            return False
+        self._parent[pid] = stat.parent
+        self._children = None
+        return True
+
+
+def generator_roots(exclude: Collection[int], table: ProcessTable | None = None) -> list[int]:
+    """Direct children of this process not in `exclude`: the load generator's root.
+
+    The harness starts the app server and the services as its own children too, so their
+    PIDs go in `exclude`. Pass the sampler's `table` to skip psutil's scan of every process.
+    """
+    me = os.getpid()
+    if table is not None:
+        children = table.children(me)
+    else:
+        try:
+            children = [proc.pid for proc in psutil.Process(me).children()]
+        except psutil.Error:
+            children = []
+    return [pid for pid in children if pid not in exclude]
+
+
+@dataclass
+class _Tracked:
+    """One process of a role as last read. CPU figures are the process's lifetime counters."""
+
+    role: str
+    parent: int
+    started: int
+    own_s: float
+    reaped_s: float
+    pending_s: float = 0.0
+    """Last-seen totals of its children that vanished, not yet matched by growth of reaped_s."""
+    unmatched_s: float = 0.0
+    """Growth of reaped_s not yet matched with a vanished child we had counted ourselves."""
+
+    @property
+    def total_s(self) -> float:
+        return self.own_s + self.reaped_s
+
+
+@dataclass
+class _RoleTotals:
+    cpu_s: float = 0.0
+    peak_rss_bytes: int = 0
+    processes: int = 0
+
+
+class ResourceSampler:
+    """`with ResourceSampler(roles) as s: <load>` -> s.usages, s.sampler_cpu_s.
+
+    `roles()` is called at every tick, from the sampling thread (the load generator starts
+    after the sampler, so its root appears late), and returns root PIDs per role; a role's
+    tree is its roots and all their descendants. A process in two trees counts for the first
+    role that names it. RSS is summed over a tree, so pages shared between prefork workers
+    (the code, copy-on-write memory of the master) count once per worker: an upper bound.
+    """
+
+    def __init__(
+        self,
+        roles: Callable[[], Mapping[str, Iterable[int]]],
+        interval_s: float = DEFAULT_INTERVAL_S,
+        *,
+        table: ProcessTable | None = None,
+    ) -> None:
+        if not interval_s > 0:
+            raise UserError(f"the resource sampling interval must be above 0 s, got {interval_s}")
+        self.roles = roles
+        self.interval_s = interval_s
+        self.table = table if table is not None else ProcessTable()
+        self.usages: tuple[ResourceUsage, ...] = ()
+        """Per role, in the order roles() first named them, then "other"; set on exit."""
+        self.sampler_cpu_s = 0.0
+        """CPU the sampling thread used, baseline and last sample included; set on exit."""
+        self.ticks = 0
+        self._totals: dict[str, _RoleTotals] = {}
+        self._tracked: dict[int, _Tracked] = {}
+        self._me = os.getpid()
+        self._my_reaped_s = 0.0
+        self._my_unmatched_s = 0.0
+        self._my_pending_s: dict[str, float] = {}
+        self._born_after = 0
+        self._opened_at = self._closed_at = 0.0
+        self._busy_at_open = self._busy_at_close = 0.0
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._error: Exception | None = None
+        self._thread = threading.Thread(target=self._run, name="resource-sampler", daemon=True)
+
+    def __enter__(self) -> ResourceSampler:
+        self._thread.start()
+        self._ready.wait()  # the baseline is taken before the measured work starts
+        if self._error is not None:
+            self._thread.join()
+            raise self._error
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.usages = self._usages()
+        if self._error is not None and exc_type is None:
+            raise self._error
+
+    def _run(self) -> None:
+        started = time.thread_time()
+        try:
+            self._open()
+            self._ready.set()
+            while not self._stop.wait(self.interval_s):
+                self._tick()
+            self._tick()
+            self._close()
+        except Exception as exc:  # a bug or a failing roles(): raised by __enter__ / __exit__
+            self._error = exc
+        finally:
+            self.sampler_cpu_s = time.thread_time() - started
+            self._ready.set()
+
+    def _open(self) -> None:
+        self._born_after = int(time.clock_gettime(time.CLOCK_BOOTTIME) * _CLOCK_TICKS) - _BIRTH_SLACK_TICKS
+        self._my_reaped_s = self._read_my_reaped(self._my_reaped_s)
+        self._tick(baseline=True)
+        self._busy_at_open = _busy_s()
+        self._opened_at = time.monotonic()
+
+    def _close(self) -> None:
+        self._busy_at_close = _busy_s()
+        self._closed_at = time.monotonic()
+
+    def _tick(self, *, baseline: bool = False) -> None:
+        self.ticks += 1
+        self.table.refresh()
+        members: set[int] = set()
+        for role, roots in self.roles().items():
+            totals = self._totals.setdefault(role, _RoleTotals())
+            tree = [pid for pid in self.table.tree(roots) if pid not in members]
+            members.update(tree)
+            rss = sum(self._read(pid, role, totals, baseline) for pid in tree)
+            totals.peak_rss_bytes = max(totals.peak_rss_bytes, rss)
+            totals.processes = max(totals.processes, len(tree))
+        self._settle_vanished(members)
+        self._credit_my_reaped()
+
+    def _read(self, pid: int, role: str, totals: _RoleTotals, baseline: bool) -> int:
+        """Add the process's CPU growth to its role; its RSS in bytes (0 if unreadable)."""
+        stat = read_stat(pid)
+        if stat is None:  # exited since the refresh: settled at the next tick
+            return 0
+        tracked = self._tracked.get(pid)
+        if tracked is None or tracked.started != stat.started:  # new, or its PID was reused
+            tracked = self._first_sight(stat, role, baseline)
+            self._tracked[pid] = tracked
+        totals.cpu_s += (stat.own_s - tracked.own_s) + (stat.reaped_s - tracked.reaped_s)
+        tracked.unmatched_s += stat.reaped_s - tracked.reaped_s
+        tracked.own_s, tracked.reaped_s, tracked.role = stat.own_s, stat.reaped_s, role
+        return stat.rss_bytes
+
+    def _first_sight(self, stat: ProcStat, role: str, baseline: bool) -> _Tracked:
+        if not baseline and stat.started >= self._born_after:
+            return _Tracked(role, stat.parent, stat.started, 0.0, 0.0)  # born in the window: all of it
+        return _Tracked(role, stat.parent, stat.started, stat.own_s, stat.reaped_s)  # from now on
+
+    def _settle_vanished(self, members: set[int]) -> None:
+        """Stop tracking processes that left; count each exited one once.
+
+        A process that exits takes the CPU it used since its last reading with it, unless its
+        parent waits for it: then the parent's reaped_s grows by the child's whole lifetime
+        total, part of which we had already counted. So its last-seen total is handed to the
+        parent as pending, and that much of the parent's reaped growth is not counted again.
+        A process no tracked parent waits for (reparented, or SIGCHLD ignored) loses at most
+        one interval of CPU.
+        """
+        gone = {pid: t for pid, t in self._tracked.items()
+                if pid not in members and not self.table.alive(pid)}
+        live = {pid: t for pid, t in self._tracked.items() if pid in members}
+        for pid, tracked in _children_first(gone):
+            carried = tracked.total_s + tracked.pending_s
+            heir = gone.get(tracked.parent) or live.get(tracked.parent)
+            if heir is not None:
+                heir.pending_s += carried
+            elif tracked.parent == self._me:  # a root this process started: the load generator
+                self._my_pending_s[tracked.role] = self._my_pending_s.get(tracked.role, 0.0) + carried
+        for tracked in live.values():
+            matched = min(tracked.pending_s, tracked.unmatched_s)
+            self._totals[tracked.role].cpu_s -= matched
+            tracked.pending_s -= matched
+            tracked.unmatched_s -= matched
+        self._tracked = live  # alive but out of every tree (reparented away): dropped
+
+    def _credit_my_reaped(self) -> None:
+        """The tail of roots this process waited for: the load generator's last interval.
+
+        This process is in no role, so its reaped growth is not counted; only what exceeds
+        the last-seen totals of its vanished role roots is added, split by those totals. The
+        runner starts no other child during a window, so nothing else hides in that growth.
+        """
+        reaped_s = self._read_my_reaped(self._my_reaped_s)
+        self._my_unmatched_s += reaped_s - self._my_reaped_s
+        self._my_reaped_s = reaped_s
+        pending_s = sum(self._my_pending_s.values())
+        if pending_s <= 0 or self._my_unmatched_s < pending_s - _FLOAT_SLACK_S:
+            return  # nothing vanished, or not reaped yet: wait for the next tick
+        tail_s = max(0.0, self._my_unmatched_s - pending_s)
+        for role, share_s in self._my_pending_s.items():
+            self._totals[role].cpu_s += tail_s * share_s / pending_s
+        self._my_pending_s.clear()
+        self._my_unmatched_s = 0.0
+
+    def _read_my_reaped(self, fallback: float) -> float:
+        stat = read_stat(self._me)
+        return fallback if stat is None else stat.reaped_s
+
+    def _usages(self) -> tuple[ResourceUsage, ...]:
+        window_s = max(0.0, self._closed_at - self._opened_at)
+        roles = tuple(
+            ResourceUsage(role, max(0.0, t.cpu_s), t.peak_rss_bytes / MIB, t.processes, window_s)
+            for role, t in self._totals.items()
+        )
+        # Also holds this process (the harness and this thread) and kernel time charged to no
+        # process (interrupts, softirq: loopback networking), so it bounds what neighbours used.
+        other_s = max(0.0, self._busy_at_close - self._busy_at_open - sum(r.cpu_s for r in roles))
+        return (*roles, ResourceUsage(OTHER, other_s, 0.0, 0, window_s))
+
+
+def _busy_s() -> float:
+    """Busy CPU seconds since boot, all CPUs together."""
+    return float(sum(value for name, value in psutil.cpu_times()._asdict().items() if name not in _NOT_BUSY))
+
+
+def _children_first(gone: Mapping[int, _Tracked]) -> list[tuple[int, _Tracked]]:
+    """Vanished processes, each before its vanished parent, so pending flows upward."""
+
+    def depth(item: tuple[int, _Tracked]) -> int:
+        levels, parent, seen = 0, item[1].parent, set[int]()
+        while parent in gone and parent not in seen:
+            seen.add(parent)
+            levels += 1
+            parent = gone[parent].parent
+        return levels
+
+    return sorted(gone.items(), key=depth, reverse=True)
