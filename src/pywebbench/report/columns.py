@@ -1,16 +1,22 @@
-"""The flat record every tabular format shares, one per stack x workload x knobs."""
+"""What every tabular format shares: the flat record (one per stack x workload x knobs), the
+labels of a row, and the cells a table is split into."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pywebbench.analyze import Row
+from pywebbench.results.model import ResultSet, StackInfo, TrialSpec
 
 CSV_COLUMNS: tuple[str, ...] = (
     "framework", "server", "worker_class", "type", "workers", "threads", "workload", "connections",
-    "rps", "ratio", "p50_ms", "p90_ms", "p99_ms", "errors", "valid", "db_sessions",
-    "keepalive", "status", "trials", "stack", "interface", "event_loop", "http_parser",
-    "topology", "max_db_sessions", "db_delay_ms", "db_pool", "upstream_delay_ms", "cpu_size", "checks", "note",
+    "rps", "rps_ci_low", "rps_ci_high", "rps_min", "rps_max", "ratio", "ratio_ci_low", "ratio_ci_high",
+    "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "errors", "valid", "db_sessions",
+    "cpu_ms_per_req", "cpu_percent", "rss_mb",
+    "keepalive", "status", "trials", "aggregation", "stack", "interface", "event_loop", "http_parser",
+    "topology", "max_db_sessions", "db_delay_ms", "db_pool", "upstream_delay_ms", "cpu_size",
+    "rate", "uncorrected_p99_ms", "checks", "note",
 )
 
 
@@ -20,6 +26,10 @@ def _ms(seconds: float | None) -> float | None:
 
 def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
+
+
+def _bound(interval: tuple[float, float] | None, index: int, digits: int) -> float | None:
+    return None if interval is None else round(interval[index], digits)
 
 
 def flat(row: Row) -> dict[str, Any]:
@@ -34,26 +44,140 @@ def flat(row: Row) -> dict[str, Any]:
         "workload": row.spec.workload,
         "connections": row.spec.connections,
         "rps": _round(row.rps, 1),
+        "rps_ci_low": _bound(row.rps_ci, 0, 1),
+        "rps_ci_high": _bound(row.rps_ci, 1, 1),
+        "rps_min": _round(row.rps_min, 1),
+        "rps_max": _round(row.rps_max, 1),
         "ratio": _round(row.ratio, 3),
+        "ratio_ci_low": _bound(row.ratio_ci, 0, 3),
+        "ratio_ci_high": _bound(row.ratio_ci, 1, 3),
         "p50_ms": _round(row.p50_ms, 3),
         "p90_ms": _round(row.p90_ms, 3),
+        "p95_ms": _round(row.p95_ms, 3),
         "p99_ms": _round(row.p99_ms, 3),
+        "p999_ms": _round(row.p999_ms, 3),
         "errors": row.errors,
         "valid": row.valid,
         "keepalive": row.keepalive,
         "status": row.status,
         "trials": row.trials,
-        "stack": s.id,
+        "aggregation": row.aggregation,
+        "stack": row.label,
         "interface": s.interface,
         "event_loop": s.event_loop,
         "http_parser": s.http_parser,
         "db_sessions": row.db_sessions,
+        "cpu_ms_per_req": _round(row.cpu_ms_per_req, 4),
+        "cpu_percent": _round(row.cpu_percent, 1),
+        "rss_mb": _round(row.rss_mb, 1),
         "topology": row.spec.topology,
         "max_db_sessions": row.spec.max_db_sessions,
         "db_delay_ms": _ms(row.spec.db_delay_s),
         "db_pool": row.spec.db_pool,
         "upstream_delay_ms": _ms(row.spec.upstream_delay_s),
         "cpu_size": row.spec.cpu_size,
+        "rate": row.spec.rate,
+        "uncorrected_p99_ms": _round(row.uncorrected_p99_ms, 3),
         "checks": "; ".join(row.checks),
         "note": row.note,
     }
+
+
+# Labels shared by the tables of every format (the terminal table has its own copies).
+
+def server_label(stack: StackInfo) -> str:
+    detail = stack.worker_class if stack.server == "gunicorn" else (stack.variant or "")
+    if detail and detail not in (stack.server, "prefork"):
+        return f"{stack.server_title} ({detail})"
+    return stack.server_title
+
+
+def workers_label(stack: StackInfo) -> str:
+    return f"{stack.workers}x{stack.threads}" if stack.threads > 1 else str(stack.workers)
+
+
+def validity_label(row: Row) -> str:
+    if row.valid:
+        return "yes"
+    return "NO: errors" if row.status == "ok" else f"NO: {row.status}"
+
+
+def keepalive_label(row: Row) -> str:
+    return {True: "on", False: "off", None: "?"}[row.keepalive]
+
+
+def cpus_label(cpus: tuple[int, ...]) -> str:
+    return ",".join(str(c) for c in cpus) or "all"
+
+
+def knob_labels(spec: TrialSpec, omit: Iterable[str] = ()) -> list[str]:
+    """The knobs that set this cell apart, in words; `omit` names TrialSpec fields to leave out
+    (a sweep's own axis)."""
+    skip = set(omit)
+    parts: list[tuple[str, str | None]] = [
+        ("rate", None if spec.rate is None else f"open loop at {spec.rate:,.0f} req/s"),
+        ("connections", f"{spec.connections} connections"),
+        ("workers", None if spec.workers is None else f"{spec.workers} workers"),
+        ("threads", None if spec.threads is None else f"{spec.threads} threads"),
+        ("topology", None if spec.topology == "direct" else f"via {spec.topology}"),
+        ("db_delay_s", None if spec.db_delay_s is None else f"query delay {spec.db_delay_s * 1000:g} ms"),
+        ("max_db_sessions", None if spec.max_db_sessions is None else f"max DB sessions {spec.max_db_sessions}"),
+        ("db_pool", f"app pool {spec.db_pool}" if spec.db_pool else None),
+        ("upstream_delay_s",
+         None if spec.upstream_delay_s is None else f"upstream delay {spec.upstream_delay_s * 1000:g} ms"),
+        ("cpu_size", None if spec.cpu_size is None else f"sieve of {spec.cpu_size:,}"),
+        ("stack_cpus", f"stack CPUs {cpus_label(spec.stack_cpus)}"),
+    ]
+    return [text for name, text in parts if text is not None and name not in skip]
+
+
+def cell_title(spec: TrialSpec) -> str:
+    """'hello - 100 connections - wrk - 5s (+2s warmup) - stack CPUs 1, generator CPUs 0 - ...'."""
+    timing = f"{spec.requests:,} requests" if spec.requests else f"{spec.duration_s:g}s (+{spec.warmup_s:g}s warmup)"
+    return " - ".join([spec.workload, f"{spec.connections} connections", spec.generator, timing,
+                       f"stack CPUs {cpus_label(spec.stack_cpus)}, generator CPUs {cpus_label(spec.loadgen_cpus)}",
+                       *knob_labels(spec, omit=("connections", "stack_cpus"))])
+
+
+def _order_key(value: object) -> tuple[int, float, str]:
+    if value is None:
+        return (0, 0.0, "")
+    if isinstance(value, int | float):
+        return (1, float(value), "")
+    return (1, 0.0, str(value))
+
+
+def cells(rows: Iterable[Row], workloads: Sequence[str] = ()) -> list[list[Row]]:
+    """Rows split by cell (TrialSpec.cell), in the rows' order within each; cells ordered by
+    workload (in the order given, e.g. the run's, then as first seen), then by their knobs
+    numerically (so 25 connections comes before 100)."""
+    groups: dict[tuple[object, ...], list[Row]] = {}
+    for row in rows:
+        groups.setdefault(row.spec.cell, []).append(row)
+    order = list(dict.fromkeys([*workloads, *(str(cell[0]) for cell in groups)]))
+
+    def key(cell: tuple[object, ...]) -> tuple[Any, ...]:
+        return (order.index(str(cell[0])), tuple(_order_key(v) for v in cell[1:]))
+
+    return [groups[cell] for cell in sorted(groups, key=key)]
+
+
+def run_workloads(results: ResultSet) -> list[str]:
+    """Workloads in the order the run measured them."""
+    return list(dict.fromkeys(t.spec.workload for t in results.trials))
+
+
+def num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def interval(ci: tuple[float, float] | None, fmt: str) -> str:
+    """'[11,900–12,800]', or '' when there is no interval (a single repeat)."""
+    return "" if ci is None else f"[{format(ci[0], fmt)}–{format(ci[1], fmt)}]"
+
+
+def latency_format(ms: float | None) -> str:
+    """Enough digits to tell sub-millisecond latencies apart, no false precision above."""
+    if ms is None:
+        return "-"
+    return format(ms, ".2f" if ms < 10 else ".1f" if ms < 1000 else ",.0f")

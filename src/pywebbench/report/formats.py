@@ -6,7 +6,9 @@ from collections.abc import Callable
 
 from pywebbench.errors import UserError
 from pywebbench.report.csv_format import render_csv
+from pywebbench.report.html import render_html
 from pywebbench.report.json_format import render_json
+from pywebbench.report.markdown import render_markdown
 from pywebbench.report.terminal import render_terminal
 from pywebbench.results.model import ResultSet
 
@@ -16,6 +18,8 @@ FORMATS: dict[str, Renderer] = {
     "terminal": render_terminal,
     "csv": render_csv,
     "json": render_json,
+    "markdown": render_markdown,
+    "html": render_html,
 }
 
 

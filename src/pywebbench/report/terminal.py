@@ -8,7 +8,8 @@ from itertools import groupby
 from rich.console import Console
 from rich.table import Table
 
-from pywebbench.analyze import Row, summarize
+from pywebbench.analyze import Row, precision_note, run_aggregation, summarize
+from pywebbench.checks import advice, check_name
 from pywebbench.results.model import ResultSet, TrialSpec
 
 
@@ -22,13 +23,14 @@ def _server(row: Row) -> str:
     return f"{s.server_title} ({detail})" if detail and detail not in (s.server, "prefork") else s.server_title
 
 
-def render_terminal(results: ResultSet, width: int = 140) -> str:
+def render_terminal(results: ResultSet, width: int = 175) -> str:
     summary = summarize(results)
     header = results.header
     m = header.machine
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=False, color_system=None)
     state = "complete" if results.complete else "incomplete (interrupted or still running)"
+    client_keepalive = bool(header.options.get("keepalive", True))
     console.print(f"run {header.run_id} - {state} - {len(results.trials)} trials")
     console.print(
         f"machine: {m.cpu_model}, {m.cpu_count} CPUs, {m.memory_mb} MiB, {m.os}, kernel {m.kernel}, "
@@ -44,22 +46,26 @@ def render_terminal(results: ResultSet, width: int = 140) -> str:
             f"generator CPUs {_cpus(spec.loadgen_cpus)}{_knobs(spec)}",
             title_justify="left",
         )
+        open_loop = spec.rate is not None
         for name, justify in (
             ("Framework", "left"), ("Server", "left"), ("Type", "left"), ("Workers", "right"),
-            ("Req/s", "right"), ("Ratio", "right"), ("P50 ms", "right"), ("P90 ms", "right"),
-            ("P99 ms", "right"), ("Errors", "right"), ("#DB", "right"), ("Keep-alive", "center"),
-            ("Valid", "left"),
+            ("Req/s", "right"), ("95% CI", "right"), ("Ratio", "right"), ("P50 ms", "right"),
+            ("P99 ms", "right"), *((("P99 uncorr.", "right"),) if open_loop else ()),
+            ("CPU ms/req", "right"), ("RSS MB", "right"), ("Errors", "right"), ("#DB", "right"),
+            ("Keep-alive", "center"), ("Valid", "left"),
         ):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+            table.add_column(name, justify=justify)
         for row in rows:
             workers = f"{row.stack.workers}x{row.stack.threads}" if row.stack.threads > 1 else str(row.stack.workers)
             valid = "yes" if row.valid else ("NO: errors" if row.status == "ok" else f"NO: {row.status}")
+            name = row.stack.framework_title + (f" #{row.spec.alias}" if row.spec.alias else "")
             table.add_row(
-                row.stack.framework_title, _server(row), row.stack.concurrency, workers,
-                _num(row.rps, ",.0f"), _num(row.ratio, ".2f"), _num(row.p50_ms, ".1f"),
-                _num(row.p90_ms, ".1f"), _num(row.p99_ms, ".1f"), str(row.errors),
+                name, _server(row), row.stack.concurrency, workers,
+                _num(row.rps, ",.0f"), _ci(row.rps_ci, ",.0f"), _num(row.ratio, ".2f"), _num(row.p50_ms, ".1f"),
+                _num(row.p99_ms, ".1f"), *((_num(row.uncorrected_p99_ms, ".1f"),) if open_loop else ()),
+                _num(row.cpu_ms_per_req, ".3f"), _num(row.rss_mb, ",.0f"), str(row.errors),
                 "-" if row.db_sessions is None else str(row.db_sessions),
-                {True: "on", False: "off", None: "?"}[row.keepalive], valid + (" (!)" if row.checks else ""),
+                _keepalive(row, client_keepalive), valid + (f" !{len(row.checks)}" if row.checks else ""),
             )
         console.print(table)
     if summary.baseline_missing:
@@ -69,12 +75,32 @@ def render_terminal(results: ResultSet, width: int = 140) -> str:
         )
     else:
         console.print(f"Ratio: req/s relative to {summary.baseline} measured in the same run.")
+    rounds = max((t.spec.round for t in results.trials), default=1)
+    console.print(f"Req/s: the {run_aggregation(results).value} of {rounds} round(s); 95% CI by bootstrap over "
+                  "rounds. CPU ms/req: the app server's CPU per request; RSS: its peak, all processes.")
+    note = precision_note(results)
+    if note:
+        console.print(note)
+    advised: set[str] = set()
     for row in summary.rows:
         if row.note:
-            console.print(f"  {row.stack.id} {row.spec.workload}: {row.note}")
+            console.print(f"  {row.label} {row.spec.workload}: {row.note}")
         for check in row.checks:
-            console.print(f"  (!) {row.stack.id} {row.spec.workload}: {check}")
+            console.print(f"  (!) {row.label} {row.spec.workload}: {check}")
+            advised.add(check_name(check))
+    for name in sorted(advised):
+        console.print(f"  {name}: {advice(name)}")
     return buffer.getvalue()
+
+
+def _ci(ci: tuple[float, float] | None, fmt: str) -> str:
+    return "-" if ci is None else f"{format(ci[0], fmt)}-{format(ci[1], fmt)}"
+
+
+def _keepalive(row: Row, client: bool) -> str:
+    if not client:
+        return "off (client)"  # the generator closes every connection, whatever the server offers
+    return {True: "on", False: "off", None: "?"}[row.keepalive]
 
 
 def _knobs(spec: TrialSpec) -> str:

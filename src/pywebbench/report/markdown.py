@@ -1,0 +1,107 @@
+"""Markdown: a line about the run, one GitHub-flavoured table per cell, then the notes (each
+failed check with its advice), for pasting into an issue or a README."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pywebbench.analyze import Row, summarize
+from pywebbench.checks import advice, check_name
+from pywebbench.report.columns import (
+    cell_title,
+    cells,
+    interval,
+    knob_labels,
+    latency_format,
+    num,
+    run_workloads,
+    server_label,
+    validity_label,
+    workers_label,
+)
+from pywebbench.results.model import ResultSet
+
+COLUMNS: tuple[tuple[str, bool], ...] = (
+    ("Framework", False), ("Server", False), ("Type", False), ("Workers", True), ("Req/s [95% CI]", True),
+    ("Ratio [95% CI]", True), ("P50 ms", True), ("P99 ms", True), ("Errors", True), ("#DB", True),
+    ("CPU ms/req", True), ("RSS MB", True), ("Valid", False), ("Checks", False),
+)
+"""(title, right-aligned)."""
+
+
+def escape(text: str) -> str:
+    """A table cell's text, safe from breaking the table or being read as HTML."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+            .replace("\r", " ").replace("\n", " "))
+
+
+def code(text: str) -> str:
+    """An inline code span; its contents are literal, so only a backtick needs replacing."""
+    return "`" + text.replace("`", "'") + "`"
+
+
+def _with_interval(value: str, ci: tuple[float, float] | None, fmt: str) -> str:
+    bounds = interval(ci, fmt)
+    return f"{value} {bounds}" if bounds else value
+
+
+def _cells(row: Row) -> list[str]:
+    s = row.stack
+    return [
+        s.framework_title, server_label(s), s.concurrency, workers_label(s),
+        _with_interval(num(row.rps, ",.0f"), row.rps_ci, ",.0f"),
+        _with_interval(num(row.ratio, ".2f"), row.ratio_ci, ".2f"),
+        latency_format(row.p50_ms), latency_format(row.p99_ms), str(row.errors), num(row.db_sessions, "d"),
+        num(row.cpu_ms_per_req, ".3g"), num(row.rss_mb, ",.0f"), validity_label(row),
+        ", ".join(dict.fromkeys(check_name(c) for c in row.checks)),
+    ]
+
+
+def _table(rows: Sequence[Row]) -> list[str]:
+    lines = ["| " + " | ".join(title for title, _ in COLUMNS) + " |",
+             "| " + " | ".join("---:" if right else "---" for _, right in COLUMNS) + " |"]
+    lines += ["| " + " | ".join(escape(text) for text in _cells(row)) + " |" for row in rows]
+    return lines
+
+
+def _header(results: ResultSet) -> str:
+    h = results.header
+    m = h.machine
+    state = "complete" if results.complete else "incomplete (interrupted or still running)"
+    tools = ", ".join(escape(version if version.lower().startswith(name.lower()) else f"{name} {version}")
+                      for name, version in sorted(h.tools.items()))
+    return (f"**pywebbench run {code(h.run_id)}** - {state} - {len(results.trials)} trials - {h.created_at} - "
+            f"{escape(m.cpu_model)}, {m.cpu_count} CPUs, {m.memory_mb:,} MiB, {escape(m.os)}, kernel {m.kernel}, "
+            f"Python {m.python}" + (f" - tools: {tools}" if tools else ""))
+
+
+def render_markdown(results: ResultSet) -> str:
+    summary = summarize(results)
+    lines = [_header(results), ""]
+    grouped = cells(summary.rows, run_workloads(results))
+    for rows in grouped:
+        lines += [f"### {escape(cell_title(rows[0].spec))}", "", *_table(rows), ""]
+    lines += ["### Notes", ""]
+    aggregation = " / ".join(sorted({r.aggregation for r in summary.rows})) or "median"
+    lines.append(f"- Req/s is the {aggregation} of each stack's repeats; brackets hold its bootstrap 95% interval "
+                 "(none with a single repeat).")
+    if summary.baseline_missing:
+        missing = escape(", ".join(summary.baseline_missing))
+        lines.append(f"- No ratio for {missing}: the baseline {code(summary.baseline)} was not measured in this run "
+                     f"(add {code('--stack ' + summary.baseline)}).")
+    else:
+        lines.append(f"- Ratio: req/s relative to {code(summary.baseline)} measured in the same cell.")
+    seen: dict[str, str] = {}
+    for row in (row for rows in grouped for row in rows):
+        knobs = ", ".join(knob_labels(row.spec, omit=("stack_cpus",)))
+        where = f"{code(row.label)} ({escape(row.spec.workload)}, {escape(knobs)})"
+        if row.note:
+            lines.append(f"- {where}: {escape(row.note)}")
+        for check in row.checks:
+            lines.append(f"- (!) {where}: {escape(check)}")
+            seen.setdefault(check_name(check), advice(check))
+    if seen:
+        lines += ["", "What the checks mean:", ""]
+        lines += [f"- **{escape(name)}**: {escape(hint or 'no advice recorded for this check')}"
+                  for name, hint in seen.items()]
+    return "\n".join(lines) + "\n"

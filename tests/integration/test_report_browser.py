@@ -1,0 +1,166 @@
+"""The HTML report in a real browser (Debian's headless Chromium): it loads from disk with no
+network, every plotly chart draws, the console stays clean, and headers sort the tables.
+
+PYWEBBENCH_SCREENSHOT=path.png also saves the page's top (run facts, first table, its charts).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.chrome.webdriver import WebDriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import WebDriverWait
+
+from pywebbench.report.formats import renderer
+from pywebbench.results.store import load_results
+from support.results_fixture import HELLO_STACKS, write_results
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+BROWSER_ARGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-extensions", "--no-first-run")
+HELLO_TITLE = "hello - 100 connections - wrk"
+LOAD_TIMEOUT_S = 120  # 5 MB of plotly.js and two dozen charts on a busy 2-core machine
+
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason="needs Debian's chromium and chromium-driver (./scripts/install.sh)",
+)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = write_results(tmp_path_factory.mktemp("run"))
+    path = run_dir / "report.html"
+    path.write_text(renderer("html")(load_results(run_dir)), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser(report: Path) -> Iterator[WebDriver]:
+    options = Options()
+    for arg in BROWSER_ARGS:
+        options.add_argument(arg)
+    options.binary_location = str(CHROMIUM)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # An explicit driver path: selenium-manager is never asked, so nothing is downloaded.
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        driver.set_page_load_timeout(LOAD_TIMEOUT_S)
+        driver.set_window_size(1400, 1000)
+        driver.get(report.as_uri())
+        WebDriverWait(driver, LOAD_TIMEOUT_S).until(lambda d: _drawn(d) == _chart_count(d))
+        screenshot = os.environ.get("PYWEBBENCH_SCREENSHOT")
+        if screenshot:
+            _save_top(driver, Path(screenshot))
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _chart_count(driver: WebDriver) -> int:
+    return len(driver.find_elements(By.CSS_SELECTOR, "div.plotly-graph-div"))
+
+
+def _drawn(driver: WebDriver) -> int:
+    """Charts plotly has drawn: its class set and at least one trace inside the SVG."""
+    count = driver.execute_script(
+        "return Array.from(document.querySelectorAll('div.plotly-graph-div')).filter("
+        "d => d.classList.contains('js-plotly-plot') && d.querySelector('svg.main-svg .trace')).length")
+    assert isinstance(count, int)
+    return count
+
+
+def _save_top(driver: WebDriver, path: Path) -> None:
+    bottom = driver.execute_script(
+        "const r = document.querySelector('section.cell').getBoundingClientRect(); return r.bottom + window.scrollY")
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": width, "height": bottom + 16, "scale": 1}})
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
+def _hello_table(driver: WebDriver) -> WebElement:
+    for section in driver.find_elements(By.CSS_SELECTOR, "section.cell"):
+        if section.find_element(By.TAG_NAME, "h2").text.startswith(HELLO_TITLE):
+            return section.find_element(By.CSS_SELECTOR, "table.results")
+    raise AssertionError(f"no section titled {HELLO_TITLE}")
+
+
+def _column(table: WebElement, title: str) -> list[str]:
+    """The column's cells, top to bottom, as the sort script reads them (data-sort)."""
+    titles = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    index = titles.index(title)
+    return [row.find_elements(By.TAG_NAME, "td")[index].get_attribute("data-sort") or ""
+            for row in table.find_elements(By.CSS_SELECTOR, "tbody tr.measure")]
+
+
+def _header(table: WebElement, title: str) -> WebElement:
+    return next(th for th in table.find_elements(By.CSS_SELECTOR, "thead th") if th.text == title)
+
+
+def test_table_has_a_row_per_stack(browser: WebDriver) -> None:
+    table = _hello_table(browser)
+    rows = table.find_elements(By.CSS_SELECTOR, "tbody tr.measure")
+    servers = [row.find_elements(By.TAG_NAME, "td")[1].text for row in rows]
+    assert len(rows) == len(HELLO_STACKS) + 1  # and the unavailable sanic:sanic
+    for stack_id in [*HELLO_STACKS, "sanic:sanic"]:
+        assert any(stack_id in server for server in servers), stack_id
+    checks = table.find_elements(By.CSS_SELECTOR, "tbody tr.checks .check")
+    assert any("generator-saturated" in c.text and "--loadgen-cpus" in c.text for c in checks)
+
+
+def test_every_chart_draws(browser: WebDriver) -> None:
+    charts = browser.find_elements(By.CSS_SELECTOR, "div.plotly-graph-div")
+    assert len(charts) >= 20
+    for chart in charts:
+        assert "js-plotly-plot" in (chart.get_attribute("class") or "")
+        svg = chart.find_element(By.CSS_SELECTOR, "svg.main-svg")
+        assert svg.size["width"] > 300 and svg.size["height"] > 200
+    first = _hello_table(browser).find_element(By.XPATH, "ancestor::section//div[contains(@class, 'plotly-graph-div')]")
+    bars = first.find_elements(By.CSS_SELECTOR, "g.trace.bars g.point path")
+    assert len(bars) == len(HELLO_STACKS)  # one bar per measured stack, none for the unavailable one
+
+
+def test_no_script_errors_and_no_network(browser: WebDriver) -> None:
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert errors == []
+    fetched = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert [url for url in fetched if not url.startswith(("file:", "data:", "blob:"))] == []
+
+
+def test_clicking_a_header_sorts_and_again_reverses(browser: WebDriver) -> None:
+    table = _hello_table(browser)
+    before = _column(table, "Req/s")
+    measured = [float(v) for v in before if v]
+    assert measured == sorted(measured, reverse=True) and before[-1] == ""
+    assert _header(table, "Req/s").get_attribute("aria-sort") == "descending"
+
+    _header(table, "Req/s").find_element(By.TAG_NAME, "button").click()
+    ascending = _column(table, "Req/s")
+    assert [float(v) for v in ascending if v] == sorted(measured)
+    assert ascending[-1] == ""  # a stack without a number stays last
+    assert _header(table, "Req/s").get_attribute("aria-sort") == "ascending"
+
+    _header(table, "Req/s").click()
+    assert [float(v) for v in _column(table, "Req/s") if v] == sorted(measured, reverse=True)
+    assert _header(table, "Req/s").get_attribute("aria-sort") == "descending"
+
+    _header(table, "Framework").click()
+    frameworks = _column(table, "Framework")
+    assert frameworks == sorted(frameworks, key=str.lower)
+    assert _header(table, "Framework").get_attribute("aria-sort") == "ascending"
+    assert _header(table, "Req/s").get_attribute("aria-sort") == "none"
+    # The checks row moved with its stack.
+    go = table.find_element(By.XPATH, ".//tbody[.//td[contains(., 'go:net-http')]]")
+    assert "generator-saturated" in go.text
