@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.checks import spread_check
 from pywebbench.results.model import ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
-from pywebbench.stats import Aggregation, aggregate, bootstrap_ci, ratio_ci
+from pywebbench.stats import Aggregation, aggregate, bootstrap_ci, half_width, ratio_ci
 
 CELL_KNOBS: tuple[str, ...] = ("workload", "connections", "workers", "threads", "topology", "max_db_sessions",
                                "db_delay_s", "db_pool", "upstream_delay_s", "cpu_size", "stack_cpus", "rate")
@@ -231,3 +231,16 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: A
         )
     rows.sort(key=lambda r: (repr(r.spec.cell), -(r.rps or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))
+
+
+def precision_note(results: ResultSet) -> str | None:
+    precision = results.header.options.get("precision")
+    if not precision:
+        return None
+    rows = [r for r in summarize(results).rows if r.rps is not None]
+    wide = [r for r in rows if (w := half_width(r.rps_ci, r.rps)) is None or w > float(precision)]
+    rounds = max((t.spec.round for t in results.trials), default=0)
+    if not wide:
+        return f"precision: every interval within ±{float(precision):.0%} after {rounds} rounds"
+    return (f"precision: {len(wide)} of {len(rows)} intervals still wider than ±{float(precision):.0%} after "
+            f"{rounds} rounds (the round limit): {', '.join(sorted({r.label for r in wide}))}")

@@ -248,19 +248,6 @@ def ledger_lines(outcome: Outcome) -> list[str]:
     return lines
 
 
-def precision_note(results: ResultSet) -> str | None:
-    precision = results.header.options.get("precision")
-    if not precision:
-        return None
-    rows = [r for r in summarize(results).rows if r.rps is not None]
-    wide = [r for r in rows if (w := half_width(r.rps_ci, r.rps)) is None or w > float(precision)]
-    rounds = max((t.spec.round for t in results.trials), default=0)
-    if not wide:
-        return f"precision: every interval within ±{float(precision):.0%} after {rounds} rounds"
-    return (f"precision: {len(wide)} of {len(rows)} intervals still wider than ±{float(precision):.0%} after "
-            f"{rounds} rounds (the round limit): {', '.join(sorted({r.label for r in wide}))}")
-
-
 def load_for_resume(run_dir: Path) -> ResultSet:
     results = load_results(run_dir)
     if results.complete:

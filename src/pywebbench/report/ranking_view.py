@@ -28,6 +28,9 @@ class SweepView:
     rows: dict[str, dict[str, Row]]
     """stack label -> point label -> row."""
     flips: FlipReport[str]
+    metric: str = "req/s"
+    """What ranks the stacks: req/s (higher first), or p99 ms (lower first) in open loop,
+    where every stack that keeps up achieves the same offered rate."""
 
 
 def sweep_views(results: ResultSet) -> list[SweepView]:
@@ -40,16 +43,21 @@ def sweep_views(results: ResultSet) -> list[SweepView]:
         knobs = varying_knobs(rows)
         if not knobs:
             continue
-        ordered = sorted(rows, key=lambda r: tuple(repr(v) for v in _sort_key(r, knobs)))
+        ordered = sorted(rows, key=lambda r: _sort_key(r, knobs))
         points = tuple(dict.fromkeys(point_text(r, knobs) for r in ordered))
         table: dict[str, dict[str, Row]] = defaultdict(dict)
         scores: dict[str, dict[str, Score]] = {p: {} for p in points}
+        open_loop = "rate" in knobs
         for row in ordered:
             point = point_text(row, knobs)
             table[row.label][point] = row
-            if row.rps is not None:
+            if open_loop and row.rate is not None and row.p99_ms is not None:
+                scores[point][row.label] = Score(-row.p99_ms)  # negated: lower latency ranks first
+            elif not open_loop and row.rps is not None:
                 scores[point][row.label] = Score(row.rps, row.rps_ci)
-        views.append(SweepView(workload, knobs, points, dict(table), flip_report(scores)))
+        scores = {p: v for p, v in scores.items() if v}
+        views.append(SweepView(workload, knobs, points, dict(table), flip_report(scores),
+                               "p99 ms" if open_loop else "req/s"))
     return views
 
 
@@ -81,6 +89,7 @@ def render_ranking(results: ResultSet, width: int = 160) -> str:
                     values.append(f"{row.rps:,.0f}{ratio}{p99}")
             table.add_row(label, *values)
         console.print(table)
+        console.print(f"  ranked by {view.metric}" + (" (lower first)" if view.metric != "req/s" else ""))
         for ranking in view.flips.rankings:
             console.print(f"  ranking at {ranking.config}: " + " > ".join(ranking.order))
         for comparison in view.flips.comparisons:
@@ -90,7 +99,7 @@ def render_ranking(results: ResultSet, width: int = 160) -> str:
                           "stack pairs swap places")
             for flip in comparison.flips:
                 noise = " (within noise)" if flip.within_noise else ""
-                console.print(f"    {flip.ahead} {flip.ahead_first.value:,.0f} > {flip.behind} "
-                              f"{flip.behind_first.value:,.0f}, then {flip.ahead_second.value:,.0f} < "
-                              f"{flip.behind_second.value:,.0f}{noise}")
+                console.print(f"    {flip.ahead} {abs(flip.ahead_first.value):,.0f} ahead of {flip.behind} "
+                              f"{abs(flip.behind_first.value):,.0f}, then {abs(flip.ahead_second.value):,.0f} "
+                              f"behind {abs(flip.behind_second.value):,.0f} {view.metric}{noise}")
     return buffer.getvalue()
