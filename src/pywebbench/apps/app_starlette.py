@@ -1,9 +1,10 @@
 """Starlette benchmark app: exposes the ASGI callable ``asgi``.
 
 Bodies come from pwb_common as ready bytes, sent as raw ``Response``s with CONTRACT.md's
-content types. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp);
-with a sync PWB_DRIVER (seed 001's "sync DB client inside Starlette", PWB_DRIVER=psycopg)
-they call the blocking functions right on the event loop instead, on purpose.
+content types. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp).
+With a sync PWB_DRIVER (seed 001's "sync DB client inside Starlette", PWB_DRIVER=psycopg)
+they are plain ``def`` endpoints, which Starlette runs in its thread pool, as a Starlette
+user switching to a sync client writes them; the blocking call never runs on the loop.
 """
 
 from __future__ import annotations
@@ -37,6 +38,23 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
 
 
-ROUTES = [Route(path, endpoint(body, ctype), methods=["GET"]) for path, (body, ctype) in ENDPOINTS.items()]
+SYNC_SERVICES: dict[str, Callable[[], bytes]] = {"/db": pwb.db, "/upstream": pwb.upstream, "/api": pwb.api,
+                                                 "/posts": pwb.posts}
+
+
+def threadpool_endpoint(body: Callable[[], bytes], content_type: str) -> Callable[[Request], Response]:
+    def get(request: Request) -> Response:  # sync: Starlette calls it in its thread pool
+        return Response(body(), media_type=content_type)
+
+    return get
+
+
+def route(path: str, body: Body, content_type: str) -> Route:
+    if not pwb.is_async_driver() and path in SYNC_SERVICES:
+        return Route(path, threadpool_endpoint(SYNC_SERVICES[path], content_type), methods=["GET"])
+    return Route(path, endpoint(body, content_type), methods=["GET"])
+
+
+ROUTES = [route(path, body, ctype) for path, (body, ctype) in ENDPOINTS.items()]
 
 asgi = Starlette(debug=False, routes=ROUTES, lifespan=lifespan)
