@@ -9,6 +9,8 @@ from pywebbench.report.csv_format import render_csv
 from pywebbench.report.html import render_html
 from pywebbench.report.json_format import render_json
 from pywebbench.report.markdown import render_markdown
+from pywebbench.report.published import render_published
+from pywebbench.report.ranking_view import render_ranking
 from pywebbench.report.terminal import render_terminal
 from pywebbench.results.model import ResultSet
 
@@ -20,6 +22,8 @@ FORMATS: dict[str, Renderer] = {
     "json": render_json,
     "markdown": render_markdown,
     "html": render_html,
+    "ranking": render_ranking,
+    "published": render_published,
 }
 
 
