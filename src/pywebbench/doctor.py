@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pywebbench.envs import uv_binary
+from pywebbench.loadgen.oha import oha_binary
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,12 @@ def check() -> list[Requirement]:
     except FileNotFoundError:
         uv, uv_ok = "not found", False
     python_h = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    oha = oha_binary()
     return [
         _command("wrk", "closed-loop load generator (default)", "wrk"),
         _command("ab", "ApacheBench, the seeds' fixed-count generator", "apache2-utils"),
+        Requirement("oha", "open-loop (constant-rate) generator with latency correction", oha is not None,
+                    oha or "not found", "./scripts/install.sh", False),
         _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
         Requirement("uv", "builds each stack's isolated environment", uv_ok, uv, "./scripts/install.sh"),
         _command("cc", "compiles meinheld, bjoern and uWSGI from source", "build-essential", required=False),

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pywebbench.errors import UserError
 from pywebbench.loadgen.ab import ApacheBench
 from pywebbench.loadgen.base import LoadGenerator
+from pywebbench.loadgen.oha import Oha
 from pywebbench.loadgen.wrk import Wrk
 
-GENERATORS: dict[str, type[Wrk] | type[ApacheBench]] = {"wrk": Wrk, "ab": ApacheBench}
+GENERATORS: dict[str, type[Wrk] | type[ApacheBench] | type[Oha]] = {"wrk": Wrk, "ab": ApacheBench, "oha": Oha}
 
 
 def make_generator(name: str) -> LoadGenerator:

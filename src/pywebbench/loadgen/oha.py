@@ -1,0 +1,237 @@
+"""oha: closed loop like wrk, or open loop at a constant rate with coordinated-omission correction.
+
+wrk is closed loop: a stalled server stalls its clients, so the requests they would have sent
+during the stall are never sent and never measured. `oha -q RATE --latency-correction` keeps
+a schedule instead and times each request from its intended send time, so a stall shows up
+as the wait every scheduled request had.
+
+Results come from two machine-readable files of the same run, never from the console:
+the JSON summary (`--output-format json`: window, status codes, errors, bytes) and the
+per-request SQLite log (`--db-url`, table `oha`: start, start_latency_correction, end,
+duration, status, ...), from which both latencies are computed over the same spectrum wrk
+reports. oha's JSON has only corrected percentiles, and only nine of them.
+
+What a -z window leaves out, as wrk does: requests in flight at its end (oha's "aborted due
+to deadline") and, in open loop, requests still queued on the schedule, never sent. When the
+achieved rate (rps) falls short of `rate`, the server did not keep up and the tail is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pywebbench.errors import UserError
+from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
+from pywebbench.procs import ManagedProcess
+from pywebbench.results.model import Latency, LoadResult, SocketErrors
+
+FloatArray = npt.NDArray[np.float64]
+
+MS_PER_S = 1000.0
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+# The points wrk_report.lua asks wrk for (0 = min, 100 = max), so both generators'
+# spectra line up point for point.
+SPECTRUM: tuple[float, ...] = (0, 1, 5, 10, 20, 25, 30, 40, 50, 60, 70, 75, 80, 85, 90, 95, 97.5,
+                               99, 99.5, 99.9, 99.95, 99.99, 100)
+
+# oha's own message for requests cut off by the end of a -z window: an artifact of
+# stopping on the clock (wrk drops those silently too), not a server failure.
+DEADLINE_ERROR = "aborted due to deadline"
+
+
+def oha_binary() -> str | None:
+    """oha on PATH, else the copy scripts/install.sh builds, else cargo's default install."""
+    found = shutil.which("oha")
+    if found is not None:
+        return found
+    for candidate in (REPO_ROOT / ".tools" / "cargo" / "bin" / "oha", Path.home() / ".cargo" / "bin" / "oha"):
+        if os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class RequestLog:
+    """oha's log of the answered requests of one run, as columns; seconds from its start."""
+
+    sent_s: FloatArray
+    intended_s: FloatArray
+    """When the schedule meant to send each one; NaN in a run without --latency-correction."""
+    end_s: FloatArray
+
+    def __len__(self) -> int:
+        return int(self.end_s.size)
+
+
+class Oha:
+    name = "oha"
+
+    def __init__(self, binary: str | None = None) -> None:
+        self.binary = binary or oha_binary() or "oha"
+
+    def version(self) -> str:
+        path = shutil.which(self.binary)
+        if path is None:
+            return "missing"
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+        first = done.stdout.strip().splitlines()
+        return first[0] if first else "unknown"
+
+    def command(self, request: LoadRequest, report: Path, db: Path) -> list[str]:
+        if request.rate is not None and request.rate <= 0:
+            # oha reads -q 0 as "no limit", which would silently turn the run closed-loop.
+            raise UserError(f"request rate must be positive, got {request.rate:g}")
+        argv = [
+            *taskset_prefix(request.cpus),
+            self.binary,
+            "--no-tui",
+            "--output-format", "json",
+            "--output", str(report),
+            "--db-url", str(db),
+            # Tokio threads default to the machine's physical cores, not the CPUs we pin to.
+            "--worker-threads", str(len(request.cpus) or len(os.sched_getaffinity(0))),
+            "-c", str(request.connections),
+            "-t", f"{max(1, round(request.timeout_s * MS_PER_S))}ms",
+        ]
+        if request.requests is not None:
+            argv += ["-n", str(max(request.requests, 1))]
+        else:
+            argv += ["-z", f"{max(1, round(request.duration_s * MS_PER_S))}ms"]
+        if request.rate is not None:
+            # Open loop: -c now only caps requests in flight; when all are busy, the schedule
+            # queues the rest and their wait counts in the corrected latency.
+            argv += ["-q", repr(float(request.rate)), "--latency-correction"]
+        if not request.keepalive:
+            argv.append("--disable-keepalive")
+        return [*argv, request.url]
+
+    def run(self, request: LoadRequest, work_dir: Path) -> LoadResult:
+        if shutil.which(self.binary) is None:
+            raise LoadGenError(f"oha not found ({self.binary}); fix: ./scripts/install.sh")
+        work_dir.mkdir(parents=True, exist_ok=True)
+        report = work_dir / f"{request.label}.oha.json"
+        db = work_dir / f"{request.label}.oha.db"
+        report.unlink(missing_ok=True)
+        db.unlink(missing_ok=True)  # oha appends to an existing table, mixing runs
+        argv = self.command(request, report, db)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        proc = ManagedProcess(argv, env=env, log_dir=work_dir, name=f"{request.label}.oha")
+        with proc:
+            try:
+                code = proc.wait(timeout=_time_limit(request))
+            except subprocess.TimeoutExpired as exc:
+                raise LoadGenError("oha did not finish in time") from exc
+        if code != 0 or not report.exists() or not db.exists():
+            raise LoadGenError(f"oha exited {code}: {proc.stderr_tail(5)}")
+        return parse_oha(json.loads(report.read_text()), read_oha_db(db), tuple(argv), request.rate)
+
+
+def _time_limit(request: LoadRequest) -> float:
+    if request.requests is None:
+        return request.duration_s + request.timeout_s + 30
+    if request.rate is not None:
+        return request.requests / request.rate + request.timeout_s + 30
+    return max(60.0, request.duration_s * 10)  # a count at full speed: as long as ab may take
+
+
+def read_oha_db(path: Path) -> RequestLog:
+    """The answered requests of the one run in `path` (oha logs no failed ones there)."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        try:
+            rows = conn.execute("SELECT start, start_latency_correction, end FROM oha").fetchall()
+        except sqlite3.Error as exc:
+            raise LoadGenError(f"oha's request log {path} is unreadable: {exc}") from exc
+    columns = np.array(rows, dtype=np.float64).reshape(-1, 3)  # NULL becomes NaN
+    return RequestLog(sent_s=columns[:, 0], intended_s=columns[:, 1], end_s=columns[:, 2])
+
+
+def parse_oha(
+    report: Mapping[str, Any],
+    log: RequestLog,
+    command: tuple[str, ...] = (),
+    rate: float | None = None,
+) -> LoadResult:
+    """Build a LoadResult from oha's JSON summary and its request log of the same run."""
+    statuses = {int(code): int(count) for code, count in report["statusCodeDistribution"].items()}
+    if sum(statuses.values()) != len(log):
+        raise LoadGenError(f"oha's request log has {len(log)} requests, its summary "
+                           f"{sum(statuses.values())}: not the same run")
+    from_sent = _latency((log.end_s - log.sent_s) * MS_PER_S)
+    if rate is None:
+        latency, uncorrected = from_sent, None
+    elif np.isnan(log.intended_s).any():
+        raise LoadGenError("oha logged no intended send times; was --latency-correction dropped?")
+    else:
+        # The schedule's send time is taken when oha's ticker fires, so a starved generator
+        # under-corrects slightly; it never over-corrects.
+        latency, uncorrected = _latency((log.end_s - log.intended_s) * MS_PER_S), from_sent
+    summary = report["summary"]
+    return LoadResult(
+        generator="oha",
+        requests=len(log),
+        duration_s=float(summary["total"]),
+        socket_errors=socket_errors(report["errorDistribution"]),
+        non_2xx=sum(count for code, count in statuses.items() if not 200 <= code < 300),
+        latency=latency,
+        bytes_read=int(summary["totalData"]),  # bodies only; wrk also counts headers
+        command=command,
+        rate=rate,
+        latency_uncorrected=uncorrected,
+    )
+
+
+def _latency(ms: FloatArray) -> Latency:
+    if ms.size == 0:
+        return Latency(mean_ms=0.0, stdev_ms=0.0, max_ms=0.0, percentiles=())
+    # inverted_cdf is the nearest-rank percentile, as wrk's HdrHistogram reports it.
+    points = np.percentile(ms, SPECTRUM, method="inverted_cdf")
+    return Latency(
+        mean_ms=float(ms.mean()),
+        stdev_ms=float(ms.std()),
+        max_ms=round(float(ms.max()), 3),
+        percentiles=tuple((float(p), round(float(v), 3)) for p, v in zip(SPECTRUM, points, strict=True)),
+    )
+
+
+_OS_ERROR = re.compile(r"\(os error \d+\)")
+
+
+def socket_errors(distribution: Mapping[str, int]) -> SocketErrors:
+    """Sort oha's error messages into wrk's four socket-error kinds.
+
+    oha keys its errorDistribution by message. "timeout" is both its connect timeout and its
+    request timeout (-t), which it does not tell apart. Plain OS errors ("Connection refused
+    (os error 111)", "Too many open files (os error 24)") come only from opening the socket
+    (hyper owns reads and writes after that), so they are connect errors, as are DNS
+    failures. hyper's "error writing ..." is a write error; every other hyper message
+    (connection closed before message completed, connection error, parse errors) arose while
+    waiting for or reading an answer, so it is a read error. Deadline aborts are skipped.
+    """
+    connect = read = write = timeout = 0
+    for message, count in distribution.items():
+        text = message.lower()
+        if message == DEADLINE_ERROR:
+            continue
+        if text == "timeout":
+            timeout += count
+        elif _OS_ERROR.search(text) or "dns" in text or ("connect" in text and "connection" not in text):
+            connect += count
+        elif "writing" in text:
+            write += count
+        else:
+            read += count
+    return SocketErrors(connect=connect, read=read, write=write, timeout=timeout)
