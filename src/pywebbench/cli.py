@@ -9,6 +9,7 @@ import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NoReturn
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
@@ -90,8 +91,15 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
                        "psycopg2-eventlet, psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad flags get one line and exit 2, like every other refusal (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pywebbench", description=__doc__)
+    parser = OneLineParser(prog="pywebbench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"pywebbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
