@@ -10,8 +10,8 @@ the machine: busy CPU system-wide minus every role.
 
 Linux only, like the rest of the harness: each process costs one read of /proc/<pid>/stat per
 tick, which holds parent, start time, CPU times and RSS together. psutil needs two files
-and a parse into a dict for the same numbers, about 5x the CPU (scripts/bench-sampler), and
-a PostgreSQL role alone can hold a hundred backends. psutil still lists the processes, reads
+and a parse into a dict for the same numbers, 4-6x the CPU per process in a warm loop, and a
+PostgreSQL role alone can hold a hundred backends. psutil still lists the processes, reads
 the system-wide times and finds children in generator_roots() without a table.
 """
 
@@ -29,12 +29,26 @@ import psutil
 from pywebbench.errors import UserError
 from pywebbench.results.model import ResourceUsage
 
-# CPU comes from cumulative counters, so the interval does not limit CPU accuracy; it bounds
-# the CPU a process takes with it when it exits and no tracked parent waits for it (at most
-# one interval), how short a memory peak can be and still be seen (a 10 s window gets 40
-# samples), and the sampler's own cost, which grows as 1/interval (~0.1% of a core with 20
-# processes here, see scripts/bench-sampler).
-DEFAULT_INTERVAL_S = 0.25
+# CPU comes from cumulative counters and reaped-children times, so the interval does not
+# limit CPU accuracy (the tests hold to the clock tick with 5 s intervals). It bounds how
+# short a memory peak can be and still be seen (10 samples in a 10 s window), the CPU a
+# process takes along when it exits and no tracked parent waits for it (one interval), and
+# the sampler's cost, which is per tick: ~0.25 ms of CPU for 20 processes with warm caches,
+# but 10-25 ms on the 2-vCPU VM this was measured on, where a thread waking from a sleep
+# finds its caches cold (a C loop pays ~1 ms for its first /proc read after a 0.25 s sleep,
+# then ~10 us). There, 1 s costs 1.3-3% of a core and 0.25 s 5-8% (scripts/bench-sampler),
+# so the harness ticks every 5 s (plus the first and last tick of each window): 0.9% of a
+# core over a 10 s bench-sampler window here, and each trial records what its sampling cost.
+DEFAULT_INTERVAL_S = 5.0
+# The interval while the load generator is not found yet, in the window's first EAGER_FOR_S:
+# it starts just after the sampler, and its memory and process count need a sighting.
+EAGER_INTERVAL_S = 0.1
+EAGER_FOR_S = 1.0
+# Listing /proc is the dearest step of a tick (it walks every task on the machine), so new
+# processes are looked for at most this often, and also at the first and last tick and at
+# the eager ticks; never while the kernel hands out no new PID. One found late loses
+# none of its CPU (counted from its birth) but can miss a memory peak in its first second.
+DISCOVERY_INTERVAL_S = 1.0
 OTHER = "other"
 MIB = 1024 * 1024
 
@@ -44,9 +58,8 @@ _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 # opened can look up to a tick older than it is.
 _BIRTH_SLACK_TICKS = 2
 # System-wide fields that are not busy time. guest and guest_nice are left out because Linux
-# already counts them inside user and nice.
+# already counts them inside user and nice; steal stays in: the host ran a neighbour.
 _NOT_BUSY = frozenset({"idle", "iowait", "guest", "guest_nice"})
-_FLOAT_SLACK_S = 1e-6
 
 
 @dataclass(frozen=True)
@@ -88,20 +101,35 @@ def read_stat(pid: int) -> ProcStat | None:
         return None
 
 
+def _last_pid() -> int | None:
+    """The PID the kernel handed out last (to a process or a thread), or None if unknown."""
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", "rb") as file:
+            return int(file.read())
+    except (OSError, ValueError):
+        return None
+
+
 class ProcessTable:
     """Every process on the machine and its parent, refreshed cheaply.
 
     psutil's `children()` reads the stat file of every process on the machine at each call;
-    this table lists /proc once per refresh and reads only processes it has not seen. A
-    parent changes only when a process is reparented after its parent dies, which takes it
-    out of the tree anyway (psutil's `children()` would not find it either).
+    this table lists /proc only when a PID was handed out since the last listing, and reads
+    only processes it has not seen. Exits are found by the sampler's failed reads. A parent
+    changes only when a process is reparented after its parent dies, which takes it out of
+    the tree anyway (psutil's `children()` would not find it either).
     """
 
     def __init__(self) -> None:
         self._parent: dict[int, int] = {}
         self._children: dict[int, list[int]] | None = None
+        self._last_pid: int | None = None
 
     def refresh(self) -> None:
+        last_pid = _last_pid()  # read first: a process born during the listing shows next time
+        if last_pid is not None and last_pid == self._last_pid:
+            return  # no process (or thread) was created on the machine since the last listing
+        self._last_pid = last_pid
         alive = set(psutil.pids())
         for pid in self._parent.keys() - alive:
             del self._parent[pid]
@@ -110,8 +138,13 @@ class ProcessTable:
         self._children = None
 
     def alive(self, pid: int) -> bool:
-        """Listed at the last refresh, or found since."""
+        """Listed at the last refresh or found since, and not found gone since."""
         return pid in self._parent
+
+    def discard(self, pid: int) -> None:
+        """A process found gone between refreshes."""
+        if self._parent.pop(pid, None) is not None:
+            self._children = None
 
     def parent(self, pid: int) -> int | None:
         return self._parent.get(pid)
@@ -206,12 +239,17 @@ class ResourceSampler:
         interval_s: float = DEFAULT_INTERVAL_S,
         *,
         table: ProcessTable | None = None,
+        generator_role: str | None = "loadgen",
     ) -> None:
         if not interval_s > 0:
             raise UserError(f"the resource sampling interval must be above 0 s, got {interval_s}")
         self.roles = roles
         self.interval_s = interval_s
         self.table = table if table is not None else ProcessTable()
+        self.generator_role = generator_role
+        """The load generator's role: a child of this process, started after the sampler. It is
+        looked for every EAGER_INTERVAL_S until found, and gets the CPU of this process's
+        children reaped in the window beyond what sightings counted. None: no such role."""
         self.usages: tuple[ResourceUsage, ...] = ()
         """Per role, in the order roles() first named them, then "other"; set on exit."""
         self.sampler_cpu_s = 0.0
@@ -222,10 +260,12 @@ class ResourceSampler:
         self._me = os.getpid()
         self._my_reaped_s = 0.0
         self._my_unmatched_s = 0.0
-        self._my_pending_s: dict[str, float] = {}
+        self._my_pending_s = 0.0
         self._born_after = 0
         self._opened_at = self._closed_at = 0.0
         self._busy_at_open = self._busy_at_close = 0.0
+        self._discovered_at = 0.0
+        self._generator_unseen = generator_role is not None
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._error: Exception | None = None
@@ -256,9 +296,9 @@ class ResourceSampler:
         try:
             self._open()
             self._ready.set()
-            while not self._stop.wait(self.interval_s):
+            while not self._stop.wait(self._next_wait_s()):
                 self._tick()
-            self._tick()
+            self._tick(discover=True, final=True)
             self._close()
         except Exception as exc:  # a bug or a failing roles(): raised by __enter__ / __exit__
             self._error = exc
@@ -269,7 +309,7 @@ class ResourceSampler:
     def _open(self) -> None:
         self._born_after = int(time.clock_gettime(time.CLOCK_BOOTTIME) * _CLOCK_TICKS) - _BIRTH_SLACK_TICKS
         self._my_reaped_s = self._read_my_reaped(self._my_reaped_s)
-        self._tick(baseline=True)
+        self._tick(baseline=True, discover=True)
         self._busy_at_open = _busy_s()
         self._opened_at = time.monotonic()
 
@@ -277,25 +317,42 @@ class ResourceSampler:
         self._busy_at_close = _busy_s()
         self._closed_at = time.monotonic()
 
-    def _tick(self, *, baseline: bool = False) -> None:
+    def _eager(self) -> bool:
+        return self._generator_unseen and time.monotonic() - self._opened_at < EAGER_FOR_S
+
+    def _next_wait_s(self) -> float:
+        return min(self.interval_s, EAGER_INTERVAL_S) if self._eager() else self.interval_s
+
+    def _tick(self, *, baseline: bool = False, discover: bool = False, final: bool = False) -> None:
         self.ticks += 1
-        self.table.refresh()
+        if discover or self._eager() or time.monotonic() - self._discovered_at >= DISCOVERY_INTERVAL_S:
+            self.table.refresh()
+            self._discovered_at = time.monotonic()
         members: set[int] = set()
         for role, roots in self.roles().items():
             totals = self._totals.setdefault(role, _RoleTotals())
-            tree = [pid for pid in self.table.tree(roots) if pid not in members]
-            members.update(tree)
-            rss = sum(self._read(pid, role, totals, baseline) for pid in tree)
+            rss = count = 0
+            for pid in self.table.tree(roots):
+                if pid in members:
+                    continue
+                found = self._read(pid, role, totals, baseline)
+                if found is not None:
+                    members.add(pid)
+                    rss += found
+                    count += 1
             totals.peak_rss_bytes = max(totals.peak_rss_bytes, rss)
-            totals.processes = max(totals.processes, len(tree))
+            totals.processes = max(totals.processes, count)
+            if role == self.generator_role and count:
+                self._generator_unseen = False
         self._settle_vanished(members)
-        self._credit_my_reaped()
+        self._credit_my_reaped(final)
 
-    def _read(self, pid: int, role: str, totals: _RoleTotals, baseline: bool) -> int:
-        """Add the process's CPU growth to its role; its RSS in bytes (0 if unreadable)."""
+    def _read(self, pid: int, role: str, totals: _RoleTotals, baseline: bool) -> int | None:
+        """Add the process's CPU growth to its role; its RSS in bytes, None if it is gone."""
         stat = read_stat(pid)
-        if stat is None:  # exited since the refresh: settled at the next tick
-            return 0
+        if stat is None:
+            self.table.discard(pid)
+            return None
         tracked = self._tracked.get(pid)
         if tracked is None or tracked.started != stat.started:  # new, or its PID was reused
             tracked = self._first_sight(stat, role, baseline)
@@ -329,7 +386,7 @@ class ResourceSampler:
             if heir is not None:
                 heir.pending_s += carried
             elif tracked.parent == self._me:  # a root this process started: the load generator
-                self._my_pending_s[tracked.role] = self._my_pending_s.get(tracked.role, 0.0) + carried
+                self._my_pending_s += carried
         for tracked in live.values():
             matched = min(tracked.pending_s, tracked.unmatched_s)
             self._totals[tracked.role].cpu_s -= matched
@@ -337,24 +394,26 @@ class ResourceSampler:
             tracked.unmatched_s -= matched
         self._tracked = live  # alive but out of every tree (reparented away): dropped
 
-    def _credit_my_reaped(self) -> None:
-        """The tail of roots this process waited for: the load generator's last interval.
+    def _credit_my_reaped(self, final: bool) -> None:
+        """CPU of this process's own children reaped in the window, to `generator_role`.
 
-        This process is in no role, so its reaped growth is not counted; only what exceeds
-        the last-seen totals of its vanished role roots is added, split by those totals. The
-        runner starts no other child during a window, so nothing else hides in that growth.
+        This process is in no role, but the load generator is its child: it can exit between
+        two ticks, even before its first one, and is then reaped here. What our reaped time
+        grew by, less the last-seen totals of the vanished children we counted ourselves, is
+        the generator's CPU we did not see; it is credited at the last tick, so a reap seen a
+        tick before the child's disappearance still finds its match. The runner starts no
+        other child during a window (one that did would be counted here too).
         """
         reaped_s = self._read_my_reaped(self._my_reaped_s)
         self._my_unmatched_s += reaped_s - self._my_reaped_s
         self._my_reaped_s = reaped_s
-        pending_s = sum(self._my_pending_s.values())
-        if pending_s <= 0 or self._my_unmatched_s < pending_s - _FLOAT_SLACK_S:
-            return  # nothing vanished, or not reaped yet: wait for the next tick
-        tail_s = max(0.0, self._my_unmatched_s - pending_s)
-        for role, share_s in self._my_pending_s.items():
-            self._totals[role].cpu_s += tail_s * share_s / pending_s
-        self._my_pending_s.clear()
-        self._my_unmatched_s = 0.0
+        matched = min(self._my_pending_s, self._my_unmatched_s)
+        self._my_pending_s -= matched
+        self._my_unmatched_s -= matched
+        totals = self._totals.get(self.generator_role) if self.generator_role is not None else None
+        if final and totals is not None:
+            totals.cpu_s += self._my_unmatched_s
+            self._my_unmatched_s = 0.0
 
     def _read_my_reaped(self, fallback: float) -> float:
         stat = read_stat(self._me)

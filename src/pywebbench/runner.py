@@ -23,8 +23,8 @@ from pywebbench.envs import EnvBuildError, EnvProvider, EnvSpec
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
 from pywebbench.plan import Plan, Session
 from pywebbench.procs import ManagedProcess, free_port
-from pywebbench.resources import ResourceSampler, generator_roots
-from pywebbench.results.model import StackInfo, TrialResult, TrialSpec, TrialStatus
+from pywebbench.resources import OTHER, ProcessTable, ResourceSampler, generator_roots
+from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing, PeakSampler
 from pywebbench.services.nginx import NginxService
@@ -101,6 +101,20 @@ def stack_info(stack: Stack, session: Session, env_hash: str, argv: tuple[str, .
         argv=argv,
         driver=stack.driver,
     )
+
+
+def with_harness(usages: tuple[ResourceUsage, ...], harness_cpu_s: float) -> tuple[ResourceUsage, ...]:
+    """Move this process's own CPU (its threads: sampler, #DB poller, waiting) out of "other".
+
+    "other" is the machine's busy time minus every role; without this the harness would
+    count as a neighbour and trip the busy-machine check by itself.
+    """
+    other = next((u for u in usages if u.role == OTHER), None)
+    if other is None:
+        return usages
+    harness = ResourceUsage("harness", harness_cpu_s, 0.0, 1, other.window_s)
+    rest = replace(other, cpu_s=max(0.0, other.cpu_s - harness_cpu_s))
+    return tuple(u for u in usages if u.role != OTHER) + (harness, rest)
 
 
 def overlap_problem(port: int, path: str, delay_s: float, requests: int | None = None) -> str | None:
@@ -296,9 +310,11 @@ class Runner:
             self.writer.add_service(record)
         self.ledger.add("service starts", time.monotonic() - started)
 
-    def _roles(self, server: RunningServer) -> Callable[[], dict[str, tuple[int, ...]]]:
+    def _roles(self, server: RunningServer, table: ProcessTable) -> Callable[[], dict[str, tuple[int, ...]]]:
         """Root PIDs per role for the resource sampler; the generator's appear once it starts."""
-        services: dict[str, tuple[int, ...]] = {"app": server.pids, "nginx": self._proxy_pids}
+        services: dict[str, tuple[int, ...]] = {"app": server.pids}
+        if self._proxy_pids:
+            services["nginx"] = self._proxy_pids
         backing = self.backing
         if backing is not None:
             for role, service in (("postgres", backing.postgres), ("pgbouncer", backing.pgbouncer),
@@ -308,7 +324,7 @@ class Runner:
         known = {pid for pids in services.values() for pid in pids}
 
         def roles() -> dict[str, tuple[int, ...]]:
-            return {**services, "loadgen": tuple(generator_roots(known))}
+            return {**services, "loadgen": tuple(generator_roots(known, table))}
         return roles
 
     def _measure_session(self, session: Session, info: StackInfo, server: RunningServer, port: int) -> None:
@@ -361,8 +377,10 @@ class Runner:
                 self.generator.run(warm, work_dir)
                 self.ledger.add("warmups", time.monotonic() - started)
             started = time.monotonic()
+            harness_cpu = time.process_time()
             with ExitStack() as sampling:
-                sampler = sampling.enter_context(ResourceSampler(self._roles(server))) \
+                table = ProcessTable()
+                sampler = sampling.enter_context(ResourceSampler(self._roles(server, table), table=table)) \
                     if self.sample_resources else None
                 peak = None
                 if self.backing is not None and self.backing.pgbouncer is not None \
@@ -370,7 +388,7 @@ class Runner:
                     peak = sampling.enter_context(PeakSampler(self.backing.db_sessions))
                 load = self.generator.run(replace(base, label=spec.trial_id), work_dir)
             sessions = peak.peak if peak is not None else None
-            usages = sampler.usages if sampler is not None else ()
+            usages = with_harness(sampler.usages, time.process_time() - harness_cpu) if sampler is not None else ()
             sampler_cpu = sampler.sampler_cpu_s if sampler is not None else None
             self.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:

@@ -69,6 +69,16 @@ reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
 finish(reaped.ru_utime + reaped.ru_stime)
 """
 
+SPAWN_WORKER = PRELUDE + """
+wait_for_go()
+# A worker that stays: found by a later look for new processes (the last tick's at the latest).
+subprocess.Popen([sys.executable, "-c", "import os, sys, time\\nt = time.process_time()\\n"
+                  "while time.process_time() - t < float(sys.argv[2]): pass\\n"
+                  "open(sys.argv[1] + '.partial', 'w').write(repr(time.process_time()))\\n"
+                  "os.rename(sys.argv[1] + '.partial', sys.argv[1])\\ntime.sleep(600)", str(done), sys.argv[3]])
+time.sleep(600)
+"""
+
 SLEEP = PRELUDE + """
 ready.touch()
 time.sleep(600)
@@ -165,6 +175,17 @@ def test_short_lived_grandchild_is_counted_once(tmp_path: Path, interval_s: floa
     assert grandchild - TICK_SLACK_S <= app.cpu_s <= grandchild + 0.15
 
 
+def test_worker_forked_mid_window_is_counted_from_its_birth(tmp_path: Path) -> None:
+    with running(SPAWN_WORKER, tmp_path, "master", 0.3) as child:
+        with ResourceSampler(lambda: {"app": [child.pid]}, interval_s=0.1) as sampler:
+            child.go()
+            worker = child.result()
+    app = _usage(sampler, "app")
+    assert worker >= 0.3
+    assert worker - TICK_SLACK_S <= app.cpu_s <= worker + 0.15
+    assert app.processes == 2
+
+
 @contextmanager
 def generator_roles(tmp_path: Path) -> Iterator[tuple[ProcessTable, Callable[[], Mapping[str, list[int]]]]]:
     """A sleeping "app" service, and "loadgen": whichever child of ours starts later."""
@@ -181,7 +202,7 @@ def generator_roles(tmp_path: Path) -> Iterator[tuple[ProcessTable, Callable[[],
 def test_root_that_appears_late_is_counted_from_its_birth(tmp_path: Path) -> None:
     """The load generator's case: it starts after the sampler, so its start-up CPU counts too."""
     with generator_roles(tmp_path) as (table, roles):
-        with ResourceSampler(roles, interval_s=0.1, table=table) as sampler:
+        with ResourceSampler(roles, table=table) as sampler:  # the default interval, as the runner
             time.sleep(0.5)
             with running(BURN_FROM_BIRTH, tmp_path, "generator", 0.3, ready=False) as generator:
                 since_birth = generator.result()
@@ -202,6 +223,25 @@ def test_root_that_exits_mid_window_is_counted_to_its_end(tmp_path: Path) -> Non
             used = _reaped_by_me() - before
     assert used >= 0.8
     assert abs(_usage(sampler, "loadgen").cpu_s - used) <= TICK_SLACK_S
+
+
+@pytest.mark.parametrize("generator_role", ["loadgen", None])
+def test_root_never_seen_is_credited_to_the_generator_role(tmp_path: Path, generator_role: str | None) -> None:
+    """Born and reaped between two ticks: no sighting, so only our own reaped time knows it."""
+    with generator_roles(tmp_path) as (table, roles):
+        with ResourceSampler(roles, interval_s=5.0, table=table, generator_role=generator_role) as sampler:
+            time.sleep(1.3)  # past the eager first second: the next tick is 5 s away
+            before = _reaped_by_me()
+            with running(BURN_AND_EXIT, tmp_path, "generator", 0.3, ready=False) as generator:
+                generator.proc.wait(timeout=60)
+            used = _reaped_by_me() - before
+    loadgen = _usage(sampler, "loadgen")
+    assert loadgen.processes == 0
+    if generator_role is None:
+        assert loadgen.cpu_s == 0.0
+    else:
+        assert used >= 0.3
+        assert abs(loadgen.cpu_s - used) <= TICK_SLACK_S
 
 
 def test_generator_roots_without_a_table_finds_our_other_children(tmp_path: Path) -> None:
