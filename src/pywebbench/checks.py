@@ -63,8 +63,12 @@ class Thresholds:
     near_ceiling: float = 0.80
     """Fraction of the nginx-static ceiling above which the generator is the limit."""
     littles_law_low: float = 0.75
-    littles_law_high: float = 1.25
-    """Bounds on (req/s x mean latency) / connections for a closed-loop run."""
+    littles_law_high: float = 1.5
+    """Bounds on (req/s x mean latency) / connections for a closed-loop run. The high side is
+    loose: wrk 4.1's mean latency times its req/s came out 1.25-1.45 x the connections on
+    stacks with a long latency tail here (default suite, runs/readme-default), a generator
+    artefact rather than a stack's; below 0.75, connections sat idle (bjoern's prefork
+    keep-alive imbalance showed 0.18)."""
     busy_other_percent: float = 20.0
     """Percent of one core other processes may use during a window."""
     spread: float = 0.10

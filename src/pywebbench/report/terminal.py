@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import statistics
 from itertools import groupby
 
 from rich.console import Console
@@ -78,6 +79,11 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
     rounds = max((t.spec.round for t in results.trials), default=1)
     console.print(f"Req/s: the {run_aggregation(results).value} of {rounds} round(s); 95% CI by bootstrap over "
                   "rounds. CPU ms/req: the app server's CPU per request; RSS: its peak, all processes.")
+    costs = [t.sampler_cpu_s / t.load.duration_s * 100 for t in results.trials
+             if t.sampler_cpu_s is not None and t.load is not None and t.load.duration_s > 0]
+    if costs:
+        console.print(f"Resource sampling cost: median {statistics.median(costs):.2f}% of one core per window "
+                      f"(max {max(costs):.2f}%), measured on each trial.")
     note = precision_note(results)
     if note:
         console.print(note)
