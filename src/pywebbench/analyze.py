@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pywebbench.catalog.registry import BASELINE_STACK
-from pywebbench.checks import spread_check
+from pywebbench.checks import RECOMPUTED, check_name, spread_check, trial_checks
 from pywebbench.results.model import ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
 from pywebbench.stats import Aggregation, aggregate, bootstrap_ci, half_width, ratio_ci
 
@@ -147,8 +147,38 @@ def point_text(row: Row, knobs: tuple[str, ...]) -> str:
     return " ".join(parts) or "defaults"
 
 
+def recorded_ceilings(results: ResultSet) -> dict[tuple[object, ...], float]:
+    """Generator ceilings the run measured, keyed as GeneratorCeiling keys them."""
+    found: dict[tuple[object, ...], float] = {}
+    for service in results.services:
+        c = service.config
+        if service.name == "generator-ceiling" and c.get("rps") and not c.get("errors"):
+            key = (c.get("connections"), tuple(c.get("loadgen_cpus", ())), tuple(c.get("stack_cpus", ())))
+            found[key] = float(c["rps"])
+    return found
+
+
+def rechecked(trial: TrialResult, ceilings: dict[tuple[object, ...], float]) -> tuple[str, ...]:
+    """A trial's checks under the current rules, from its stored figures.
+
+    Checks that need the live server (no-overlap) are kept as recorded; the rest are
+    recomputed, so a corrected rule applies to old results files too.
+    """
+    if trial.load is None:
+        return trial.checks
+    spec = trial.spec
+    ceiling = ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus))
+    now = trial_checks(trial, ceiling)
+    firing = {check_name(c) for c in now}
+    # A stored check that still fires keeps its recorded wording; one that no longer fires goes.
+    kept = tuple(c for c in trial.checks if check_name(c) not in RECOMPUTED or check_name(c) in firing)
+    kept_names = {check_name(c) for c in kept}
+    return kept + tuple(c for c in now if check_name(c) not in kept_names)
+
+
 def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: Aggregation | None = None) -> Summary:
     how = aggregation or run_aggregation(results)
+    ceilings = recorded_ceilings(results)
     groups = _group(results.trials)
     baseline_values = {cell: _rps_values(trials) for (label, cell), trials in groups.items() if label == baseline}
     rows: list[Row] = []
@@ -185,7 +215,7 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: A
 
         worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
         note = next((t.error for t in trials if t.error), None)
-        checks = list(dict.fromkeys(c for t in trials for c in t.checks))
+        checks = list(dict.fromkeys(c for t in trials for c in rechecked(t, ceilings)))
         spread = spread_check(rps_ci, rps, len(values))
         if spread:
             checks.append(spread)
