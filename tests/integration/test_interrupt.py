@@ -17,7 +17,7 @@ from .conftest import ROOT
 
 
 def test_sigint_mid_run_keeps_finished_trials_and_leaves_nothing(tmp_path: Path) -> None:
-    argv = [sys.executable, "-m", "pywebbench", "run", "--duration", "2", "--warmup", "0",
+    argv = [sys.executable, "-m", "pywebbench", "run", "--duration", "4", "--warmup", "0",
             "--connections", "10", "--out", str(tmp_path),
             "--stack", "flask:gunicorn-sync", "--stack", "flask:gunicorn-gthread", "--stack", "bottle:gunicorn-sync"]
     harness = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

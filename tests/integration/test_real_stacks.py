@@ -24,7 +24,7 @@ def test_three_stack_types_under_wrk_are_valid_with_ratios(tmp_path: Path) -> No
     assert {t.spec.stack_id for t in results.trials} == set(THREE_TYPES)
     for trial in results.trials:
         assert trial.valid, (trial.spec.stack_id, trial.error)
-        assert trial.load is not None and trial.load.requests > 100
+        assert trial.load is not None and trial.load.requests > 20  # a loaded CI machine still serves dozens a second
         assert trial.load.latency.at(99.0) is not None
     by_id = {t.spec.stack_id: t for t in results.trials}
     assert by_id["flask:gunicorn-sync"].keepalive is False  # gunicorn's sync worker closes every connection

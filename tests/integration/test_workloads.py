@@ -12,6 +12,11 @@ from .conftest import pywebbench
 SHORT = ("--duration", "1", "--warmup", "0.5", "--db-rows", "20000")
 
 
+def _overlap(checks: tuple[str, ...]) -> list[str]:
+    """The overlap check only: machine-state checks (busy-machine, ...) depend on neighbours."""
+    return [c for c in checks if c.startswith("no-overlap")]
+
+
 def _run(tmp_path: Path, *args: str) -> ResultSet:
     done = pywebbench("run", *SHORT, "--out", str(tmp_path), *args)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -28,7 +33,7 @@ def test_every_workload_answers_right_on_every_type(tmp_path: Path) -> None:
     assert len(seen) == 4 * 7 + 1
     for trial in results.trials:
         assert trial.valid, (trial.spec.stack_id, trial.spec.workload, trial.error)
-        assert not trial.checks, (trial.spec.stack_id, trial.checks)
+        assert not _overlap(trial.checks), (trial.spec.stack_id, trial.checks)
         if trial.spec.workload in ("db", "api", "posts"):
             assert trial.db_sessions is not None and 0 < trial.db_sessions <= 100
     names = {s.name for s in results.services}
@@ -43,7 +48,7 @@ def test_unpatched_driver_under_gevent_fails_the_overlap_check(tmp_path: Path) -
     patched = _run(tmp_path / "patched", *common)
     (trial,) = patched.trials
     assert trial.stack.driver == "psycopg2-gevent"
-    assert not trial.checks, trial.checks
+    assert not _overlap(trial.checks), trial.checks
     blocking = _run(tmp_path / "blocking", *common, "--driver", "psycopg2")
     (trial,) = blocking.trials
     assert trial.stack.driver == "psycopg2"
