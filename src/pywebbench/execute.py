@@ -185,6 +185,9 @@ def execute(
         postgres_sessions=max(caps) if caps else None,
     )
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # Ctrl-C must stop a run even when the shell started us with SIGINT ignored (a
+    # background job of a script), or a stop request would be silently dropped.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     started = time.monotonic()
     status = "interrupted"
     runner: Runner | None = None
@@ -229,6 +232,7 @@ def execute(
         on_note("interrupted: stopping; finished trials are saved")
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
         writer.finish(status)
         writer.close()
     ledger = dict(runner.ledger.seconds) if runner is not None else {}

@@ -137,7 +137,9 @@ def overlap_problem(port: int, path: str, delay_s: float, requests: int | None =
     sequential = requests * delay_s
     if any(s != 200 for s in statuses):
         return f"no-overlap: {requests} concurrent {path} answered {sorted(set(statuses))}"
-    if elapsed > 0.5 * sequential:
+    # 0.75: serialised requests take at least the sequential time; overlapping ones took
+    # 0.05-0.5 of it here, up to 0.51 on a machine busy with other work.
+    if elapsed > 0.75 * sequential:
         return (f"no-overlap: {requests} concurrent {path} took {elapsed:.2f}s; one after another would take "
                 f"{sequential:.2f}s, so requests did not overlap (a blocking driver or client?)")
     return None
