@@ -11,17 +11,12 @@ from rich.table import Table
 
 from pywebbench.analyze import Row, precision_note, run_aggregation, summarize
 from pywebbench.checks import advice, check_name
+from pywebbench.report.columns import cpus_label, keepalive_label, server_label, validity_label, workers_label
 from pywebbench.results.model import ResultSet, TrialSpec
 
 
 def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
-
-
-def _server(row: Row) -> str:
-    s = row.stack
-    detail = s.worker_class if s.server == "gunicorn" else (s.variant or "")
-    return f"{s.server_title} ({detail})" if detail and detail not in (s.server, "prefork") else s.server_title
 
 
 def render_terminal(results: ResultSet, width: int = 175) -> str:
@@ -43,8 +38,8 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         workload, conns = spec.workload, spec.connections
         table = Table(
             title=f"{workload} - {conns} connections - {spec.generator} - {spec.duration_s:g}s "
-            f"(+{spec.warmup_s:g}s warmup) - stack CPUs {_cpus(spec.stack_cpus)}, "
-            f"generator CPUs {_cpus(spec.loadgen_cpus)}{_knobs(spec)}",
+            f"(+{spec.warmup_s:g}s warmup) - stack CPUs {cpus_label(spec.stack_cpus)}, "
+            f"generator CPUs {cpus_label(spec.loadgen_cpus)}{_knobs(spec)}",
             title_justify="left",
         )
         open_loop = spec.rate is not None
@@ -57,11 +52,10 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         ):
             table.add_column(name, justify=justify)
         for row in rows:
-            workers = f"{row.stack.workers}x{row.stack.threads}" if row.stack.threads > 1 else str(row.stack.workers)
-            valid = "yes" if row.valid else ("NO: errors" if row.status == "ok" else f"NO: {row.status}")
+            valid = validity_label(row)
             name = row.stack.framework_title + (f" #{row.spec.alias}" if row.spec.alias else "")
             table.add_row(
-                name, _server(row), row.stack.concurrency, workers,
+                name, server_label(row.stack), row.stack.concurrency, workers_label(row.stack),
                 _num(row.rps, ",.0f"), _ci(row.rps_ci, ",.0f"), _num(row.ratio, ".2f"), _num(row.p50_ms, ".1f"),
                 _num(row.p99_ms, ".1f"), *((_num(row.uncorrected_p99_ms, ".1f"),) if open_loop else ()),
                 _num(row.cpu_ms_per_req, ".3f"), _num(row.rss_mb, ",.0f"), str(row.errors),
@@ -106,7 +100,7 @@ def _ci(ci: tuple[float, float] | None, fmt: str) -> str:
 def _keepalive(row: Row, client: bool) -> str:
     if not client:
         return "off (client)"  # the generator closes every connection, whatever the server offers
-    return {True: "on", False: "off", None: "?"}[row.keepalive]
+    return keepalive_label(row)
 
 
 def _knobs(spec: TrialSpec) -> str:
@@ -122,7 +116,3 @@ def _knobs(spec: TrialSpec) -> str:
     if spec.upstream_delay_s is not None:
         parts.append(f"upstream delay {spec.upstream_delay_s * 1000:g} ms")
     return "".join(f" - {p}" for p in parts)
-
-
-def _cpus(cpus: tuple[int, ...]) -> str:
-    return ",".join(str(c) for c in cpus) or "all"
