@@ -263,12 +263,18 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: A
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))
 
 
-def precision_note(results: ResultSet) -> str | None:
+def wide_rows(rows: tuple[Row, ...], precision: float) -> list[Row]:
+    """Measured rows whose req/s interval is wider than ±precision, or that have none yet."""
+    return [r for r in rows if r.rps is not None
+            and ((w := half_width(r.rps_ci, r.rps)) is None or w > precision)]
+
+
+def precision_note(results: ResultSet, summary: Summary) -> str | None:
     precision = results.header.options.get("precision")
     if not precision:
         return None
-    rows = [r for r in summarize(results).rows if r.rps is not None]
-    wide = [r for r in rows if (w := half_width(r.rps_ci, r.rps)) is None or w > float(precision)]
+    rows = [r for r in summary.rows if r.rps is not None]
+    wide = wide_rows(summary.rows, float(precision))
     rounds = max((t.spec.round for t in results.trials), default=0)
     if not wide:
         return f"precision: every interval within ±{float(precision):.0%} after {rounds} rounds"

@@ -118,12 +118,13 @@ def calibrate_report(results: ResultSet, extra_us: float) -> Calibration:
     cvs = [cv for cv in (coefficient_of_variation(a.rps_values), coefficient_of_variation(a2.rps_values))
            if cv is not None]
     noise = statistics.fmean(cvs) if cvs else None
-    cpu_cvs = [cv for cv in (coefficient_of_variation(_cpu_values(results, "A")),
-                             coefficient_of_variation(_cpu_values(results, "A2"))) if cv is not None]
+    per_request = {alias: _cpu_values(results, alias) for alias in ("A", "A2", "B")}
+    cpu_cvs = [cv for cv in (coefficient_of_variation(per_request["A"]),
+                             coefficient_of_variation(per_request["A2"])) if cv is not None]
     cpu_noise = statistics.fmean(cpu_cvs) if cpu_cvs else None
     repeats = min(len(a.rps_values), len(a2.rps_values), len(b.rps_values))
-    cpu_a = statistics.median(_cpu_values(results, "A")) * 1e6 if _cpu_values(results, "A") else None
-    cpu_b = statistics.median(_cpu_values(results, "B")) * 1e6 if _cpu_values(results, "B") else None
+    cpu_a = statistics.median(per_request["A"]) * 1e6 if per_request["A"] else None
+    cpu_b = statistics.median(per_request["B"]) * 1e6 if per_request["B"] else None
     ab_ci = ratio_ci(b.rps_values, a.rps_values)
     return Calibration(
         stack=a.stack.id, repeats=repeats, duration_s=a.spec.duration_s, extra_us=extra_us,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from pywebbench.results.model import TrialResult
+from pywebbench.stats import half_width
 
 
 class Check(StrEnum):
@@ -121,10 +122,8 @@ def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thre
 
 def spread_check(rps_ci: tuple[float, float] | None, center: float | None, repeats: int,
                  thresholds: Thresholds = DEFAULT) -> str | None:
-    if rps_ci is None or not center:
-        return None
-    half = (rps_ci[1] - rps_ci[0]) / 2 / center
-    if half <= thresholds.spread:
+    half = half_width(rps_ci, center)
+    if half is None or half <= thresholds.spread:
         return None
     return f"{Check.SPREAD}: 95% interval ±{half:.0%} over {repeats} repeats"
 

@@ -20,7 +20,7 @@ from types import FrameType
 from typing import Any
 
 from pywebbench import __version__
-from pywebbench.analyze import summarize
+from pywebbench.analyze import summarize, wide_rows
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.ceiling import GeneratorCeiling
 from pywebbench.doctor import check
@@ -37,7 +37,6 @@ from pywebbench.results.store import ResultsWriter, load_results, results_path
 from pywebbench.runner import Progress, Runner
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, BackingConfig
-from pywebbench.stats import half_width
 from pywebbench.sweep import grid, parse_knobs
 
 Point = tuple[tuple[str, Any], ...]
@@ -58,7 +57,7 @@ class Job:
 
     @property
     def points(self) -> tuple[Point, ...]:
-        return tuple(tuple(p.overrides().items()) for p in grid(parse_knobs(self.knobs)))
+        return points_of(self.knobs)
 
 
 @dataclass(frozen=True)
@@ -129,15 +128,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 def wide_labels(run_dir: Path, precision: float) -> set[str]:
     """Stacks (labels) with an interval wider than ±precision, or none yet."""
-    summary = summarize(load_results(run_dir))
-    wide: set[str] = set()
-    for row in summary.rows:
-        if row.rps is None:
-            continue
-        width = half_width(row.rps_ci, row.rps)
-        if width is None or width > precision:
-            wide.add(row.label)
-    return wide
+    return {row.label for row in wide_rows(summarize(load_results(run_dir)).rows, precision)}
 
 
 def execute(
@@ -202,19 +193,17 @@ def execute(
                 raise UserError(f"backing services failed to start: {str(exc).splitlines()[0]}") from exc
             for record in backing.records():
                 writer.add_service(record)
-            ledger_holder: list[Runner] = []
-            ceiling = GeneratorCeiling(
-                generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,
-                on_record=writer.add_service,
-                on_seconds=lambda s: ledger_holder[0].ledger.add("generator ceiling", s) if ledger_holder else None,
-            )
             runner = Runner(
                 run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
                 python=sys.executable, backing=backing, topology=options.topology,
                 ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
-                keepalive=options.keepalive, on_progress=on_progress, ceiling=ceiling,
+                keepalive=options.keepalive, on_progress=on_progress,
             )
-            ledger_holder.append(runner)
+            run_ledger = runner.ledger
+            runner.ceiling = GeneratorCeiling(
+                generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,
+                on_record=writer.add_service, on_seconds=lambda s: run_ledger.add("generator ceiling", s),
+            )
             runner.ledger.add("service starts", time.monotonic() - service_start)
             runner.run(plan)
             while options.precision and rounds < options.max_rounds:

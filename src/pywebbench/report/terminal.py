@@ -78,7 +78,7 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
     if costs:
         console.print(f"Resource sampling cost: median {statistics.median(costs):.2f}% of one core per window "
                       f"(max {max(costs):.2f}%), measured on each trial.")
-    note = precision_note(results)
+    note = precision_note(results, summary)
     if note:
         console.print(note)
     advised: set[str] = set()
