@@ -5,10 +5,19 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.checks import RECOMPUTED, check_name, spread_check, trial_checks
+from pywebbench.paired import (
+    Interval,
+    Observation,
+    min_detectable,
+    paired_ratios,
+    rank_with_ties,
+    ratio_interval,
+    statistic_value,
+)
 from pywebbench.results.model import ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
 from pywebbench.stats import Aggregation, aggregate, bootstrap_ci, half_width, ratio_ci
 
@@ -69,6 +78,20 @@ class Row:
     loadgen_cpu_percent: float | None = None
     requests: int = 0
     """Requests completed, summed over repeats."""
+    # The paired method (interleaved, duet): ratios within a round, intervals over rounds in launches.
+    method: str = "restart"
+    rounds: int = 0
+    launches: int = 0
+    ratio_interval: Interval | None = None
+    """Paired ratio to the baseline: its center is `ratio`; None under the restart method."""
+    cpu_ratio: float | None = None
+    """CPU per request relative to the baseline's in the same rounds (paired)."""
+    cpu_ratio_ci: tuple[float, float] | None = None
+    mde: float | None = None
+    """Smallest difference from the baseline detectable at 80% power with the rounds spent."""
+    tie_group: int | None = None
+    """Rows of one cell with the same number are tied: their paired ratio's interval holds 1."""
+    cpu_source: str = ""
 
     @property
     def label(self) -> str:
@@ -176,10 +199,61 @@ def rechecked(trial: TrialResult, ceilings: dict[tuple[object, ...], float]) -> 
     return kept + tuple(c for c in now if check_name(c) not in kept_names)
 
 
+def latest_trials(trials: tuple[TrialResult, ...]) -> tuple[TrialResult, ...]:
+    """One trial per id, the last recorded: a resumed round that re-ran a window replaces it."""
+    latest: dict[str, TrialResult] = {}
+    for trial in trials:
+        latest.pop(trial.spec.trial_id, None)
+        latest[trial.spec.trial_id] = trial
+    return tuple(latest.values())
+
+
+def observations(trials: list[TrialResult], value: Callable[[TrialResult], float | None],
+                 partner: str | None = None) -> list[Observation]:
+    """Valid windows as (launch, round, value); with `partner`, only duet windows beside it."""
+    found = []
+    for t in trials:
+        if not t.valid or (partner is not None and t.spec.partner != partner):
+            continue
+        v = value(t)
+        if v is not None and v > 0:
+            found.append(Observation(t.spec.launch or t.spec.round, t.spec.round, v))
+    return found
+
+
+def rps_of(trial: TrialResult) -> float | None:
+    return trial.load.rps if trial.load is not None else None
+
+
+def cpu_per_request(trial: TrialResult) -> float | None:
+    usage = trial.usage("app")
+    if usage is None or trial.load is None or not trial.load.requests:
+        return None
+    return usage.cpu_s / trial.load.requests
+
+
+@dataclass(frozen=True)
+class Paired:
+    ratios: tuple[Observation, ...]
+    interval: Interval | None
+    cpu_interval: Interval | None
+    cpu_center: float | None
+
+
+def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult], label: str) -> Paired:
+    """Per-round ratios of a row to the baseline in the same cell (same window in a duet)."""
+    duet = any(t.spec.method == "duet" for t in trials)
+    partner = label if duet else None
+    ratios = paired_ratios(observations(trials, rps_of), observations(base_trials, rps_of, partner))
+    cpu = paired_ratios(observations(trials, cpu_per_request), observations(base_trials, cpu_per_request, partner))
+    return Paired(ratios, ratio_interval(ratios), ratio_interval(cpu), statistic_value(cpu))
+
+
 def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: Aggregation | None = None) -> Summary:
     how = aggregation or run_aggregation(results)
     ceilings = recorded_ceilings(results)
-    groups = _group(results.trials)
+    groups = _group(latest_trials(results.trials))
+    base_trials = {cell: trials for (label, cell), trials in groups.items() if label == baseline}
     baseline_values = {cell: _rps_values(trials) for (label, cell), trials in groups.items() if label == baseline}
     rows: list[Row] = []
     missing: set[str] = set()
@@ -194,6 +268,15 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: A
             missing.add(trials[0].spec.workload)
         ratio = rps / base if rps is not None and base else None
         rps_ci = bootstrap_ci(values, how)
+        method = trials[-1].spec.method
+        paired = None
+        if method != "restart" and cell in base_trials:
+            if _label == baseline:
+                paired = Paired((), None, None, 1.0)
+            else:
+                paired = paired_to_baseline(trials, base_trials[cell], _label)
+                if paired.ratios:
+                    ratio = statistic_value(paired.ratios)
 
         def pct(p: float, source: list[TrialResult] = measured) -> float | None:
             return _median([v for t in source if t.load and (v := t.load.latency.at(p)) is not None])
@@ -241,7 +324,7 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: A
                 rps_min=min(values, default=None),
                 rps_max=max(values, default=None),
                 rps_ci=rps_ci,
-                ratio_ci=ratio_ci(values, base_values, how) if base_values else None,
+                ratio_ci=_ratio_ci(paired, values, base_values, how),
                 aggregation=how.value,
                 clean_trials=sum(t.valid for t in trials),
                 p95_ms=pct(95.0),
@@ -257,16 +340,73 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: A
                 rss_mb=max(rss) if rss else None,
                 loadgen_cpu_percent=_median(usage("loadgen", lambda t, u: u.cpu_percent)),
                 requests=sum(t.load.requests for t in loaded if t.load),
+                method=method,
+                rounds=len({t.spec.round for t in measured}),
+                launches=len({t.spec.launch or t.spec.round for t in measured}),
+                ratio_interval=paired.interval if paired is not None else None,
+                cpu_ratio=paired.cpu_center if paired is not None else None,
+                cpu_ratio_ci=(paired.cpu_interval.low, paired.cpu_interval.high)
+                if paired is not None and paired.cpu_interval is not None else None,
+                mde=min_detectable(paired.interval) if paired is not None and paired.interval is not None else None,
+                cpu_source=trials[-1].cpu_source,
             )
         )
+    rows = _with_ties(rows, groups, baseline)
     rows.sort(key=lambda r: (repr(r.spec.cell), -(r.rps or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))
 
 
+def _ratio_ci(paired: Paired | None, values: list[float], base_values: list[float],
+              how: Aggregation) -> tuple[float, float] | None:
+    if paired is not None:
+        if paired.interval is None:
+            return (1.0, 1.0) if not paired.ratios and paired.cpu_center == 1.0 else None
+        return (paired.interval.low, paired.interval.high)
+    return ratio_ci(values, base_values, how) if base_values else None
+
+
+def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]],
+               baseline: str) -> list[Row]:
+    """Tie groups per cell from each row's per-round ratio to the baseline (paired methods only).
+
+    Neighbours in the ranking are compared by their own paired ratio, round by round, not by
+    whether their intervals to the baseline overlap, which would call far more pairs tied.
+    """
+    out: list[Row] = []
+    by_cell: dict[tuple[object, ...], list[Row]] = defaultdict(list)
+    for row in rows:
+        by_cell[row.spec.cell].append(row)
+    for cell, cell_rows in by_cell.items():
+        base = groups.get((baseline, cell))
+        if base is None or all(r.method == "restart" for r in cell_rows):
+            out += cell_rows
+            continue
+        items = []
+        for row in cell_rows:
+            if row.label == baseline:
+                ones = [Observation(o.launch, o.round, 1.0) for o in observations(base, rps_of)]
+                items.append((row.label, ones))
+            else:
+                items.append((row.label, list(paired_to_baseline(groups[(row.label, cell)], base, row.label).ratios)))
+        groups_of = dict(rank_with_ties(items))
+        out += [replace(r, tie_group=groups_of.get(r.label)) for r in cell_rows]
+    return out
+
+
+def row_half_width(row: Row) -> float | None:
+    """How wide the row's figure is, ±fraction: its paired ratio to the baseline where it has
+    one, else its req/s; 0 for the baseline itself under a paired method (1 by definition)."""
+    if row.method != "restart" and row.ratio is not None:
+        if row.ratio_ci == (1.0, 1.0):
+            return 0.0
+        return row.ratio_interval.half_width if row.ratio_interval is not None else None
+    return half_width(row.rps_ci, row.rps)
+
+
 def wide_rows(rows: tuple[Row, ...], precision: float) -> list[Row]:
-    """Measured rows whose req/s interval is wider than ±precision, or that have none yet."""
+    """Measured rows whose interval is wider than ±precision, or that have none yet."""
     return [r for r in rows if r.rps is not None
-            and ((w := half_width(r.rps_ci, r.rps)) is None or w > precision)]
+            and ((w := row_half_width(r)) is None or w > precision)]
 
 
 def precision_note(results: ResultSet, summary: Summary) -> str | None:

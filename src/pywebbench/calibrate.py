@@ -1,9 +1,12 @@
-"""How much this machine can tell apart: noise from an A/A run, power from an A/B run.
+"""How much this machine can tell apart, proved: an A/A that brackets 1, a known slowdown seen.
 
-One stack runs as three names in each round, in a fresh random order: A, A again (A2),
-and B, the same app spending a known number of extra microseconds of CPU per request. A/A
-gives the noise (how far two identical stacks differ); A/B whether a known, small slowdown
-is seen at all with the current repeats and window.
+One stack runs under three names with the method being calibrated: A, A again (A2), and B,
+the same app spending a known amount of extra CPU per request. The amount is sized in the
+run itself: a short sizing phase measures A's CPU per request (from its cgroup) and B gets
+enough extra work to be `slowdown` slower if the stack is CPU-bound (5% by default). A/A
+says how far two identical stacks differ (the noise, and any bias of the method); A/B
+whether the known slowdown is detected; `mde` how small a difference the rounds spent can
+detect at 80% power.
 """
 
 from __future__ import annotations
@@ -12,19 +15,14 @@ import json
 import statistics
 from dataclasses import asdict, dataclass
 
-from pywebbench.analyze import Row, summarize
+from pywebbench.analyze import Row, cpu_per_request, summarize
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
+from pywebbench.paired import min_detectable
 from pywebbench.plan import Variant
 from pywebbench.results.model import ResultSet
-from pywebbench.stats import (
-    coefficient_of_variation,
-    min_detectable_difference,
-    ratio_ci,
-    repeats_needed,
-)
 
-TARGET_DIFFERENCE = 0.05
+DEFAULT_SLOWDOWN = 0.05
 EXTRA_WORK_ENV = "PWB_EXTRA_WORK_US"
 
 
@@ -35,37 +33,61 @@ def calibration_variants(catalog: Catalog, stack_id: str, extra_us: float) -> tu
     if stack.server.native is not None:
         raise UserError(f"calibrate needs a Python stack (its app adds the known work), not {stack.id}")
     return (Variant(stack, "A"), Variant(stack, "A2"),
-            Variant(stack, "B", ((EXTRA_WORK_ENV, f"{extra_us:g}"),)))
+            Variant(stack, "B", ((EXTRA_WORK_ENV, f"{extra_us:.1f}"),)))
+
+
+def sizing_variants(catalog: Catalog, stack_id: str) -> tuple[Variant, ...]:
+    return calibration_variants(catalog, stack_id, 0.0)[:1]
+
+
+def extra_work_us(cpu_s_per_request: float, slowdown: float) -> float:
+    """Extra CPU per request that makes a CPU-bound stack `slowdown` slower in req/s:
+    t / (t + x) = 1 - s  =>  x = t * s / (1 - s)."""
+    return cpu_s_per_request * 1e6 * slowdown / (1.0 - slowdown)
+
+
+def measured_cpu_per_request(results: ResultSet) -> float:
+    """The median CPU seconds per request of the sizing run's windows (from the app's cgroup)."""
+    values = [v for t in results.trials if t.valid and (v := cpu_per_request(t)) is not None]
+    if not values:
+        raise UserError("the sizing run measured no CPU per request for A (see its logs)")
+    return statistics.median(values)
 
 
 @dataclass(frozen=True)
 class Calibration:
     stack: str
-    repeats: int
-    duration_s: float
-    extra_us: float
+    method: str
+    rounds: int
+    launches: int
+    window_s: float
+    settle_s: float
+    wall_s: float
+    cpu_source: str
     rps_a: float | None
-    rps_a2: float | None
-    rps_b: float | None
     aa_ratio: float | None
-    aa_ratio_ci: tuple[float, float] | None
-    noise_cv: float | None
-    """Run-to-run coefficient of variation of req/s for one stack (A and A2 pooled)."""
-    cpu_noise_cv: float | None
-    """The same for CPU time per request, which moves less with neighbours' load."""
-    min_difference: float | None
-    """Smallest req/s difference detectable at 95% confidence, 80% power, with these repeats."""
-    repeats_for_5pct: int | None
-    cpu_min_difference: float | None
-    cpu_repeats_for_5pct: int | None
-    cpu_us_per_req_a: float | None
-    cpu_us_per_req_b: float | None
-    expected_slowdown: float | None
-    """If A is CPU-bound: extra / (A's CPU per request + extra)."""
+    aa_ci: tuple[float, float] | None
+    aa_contains_one: bool | None
     ab_ratio: float | None
-    ab_ratio_ci: tuple[float, float] | None
+    ab_ci: tuple[float, float] | None
+    injected_slowdown: float
+    """The B variant's expected req/s slowdown as a fraction, if A is CPU-bound."""
+    extra_us: float
+    """Extra CPU per request B spends, sized from A's measured CPU per request."""
     detected: bool | None
     """The A/B interval excludes 1: the known slowdown was seen."""
+    mde: float | None
+    """Smallest difference detectable at 95% confidence and 80% power with the rounds spent."""
+    cpu_us_per_req_a: float | None
+    cpu_us_per_req_b: float | None
+    injected_measured_us: float | None
+    """B's CPU per request minus A's in the same rounds: the check that B spent what it was given."""
+    cpu_aa_ratio: float | None
+    cpu_aa_ci: tuple[float, float] | None
+    cpu_ab_ratio: float | None
+    cpu_ab_ci: tuple[float, float] | None
+    ab_within_expected: bool | None
+    """The A/B interval holds 1 - injected_slowdown: the size of the difference is right too."""
 
     def render(self) -> str:
         def pct(v: float | None) -> str:
@@ -74,22 +96,20 @@ class Calibration:
         def ci(c: tuple[float, float] | None) -> str:
             return "no interval" if c is None else f"[{c[0]:.3f}, {c[1]:.3f}]"
 
+        aa = {True: "contains 1, as it must", False: "EXCLUDES 1: the method is biased here", None: "undecided"}
+        ab = {True: "the slowdown was detected", False: "NOT detected: within noise with what was spent",
+              None: "undecided (fewer than 2 rounds)"}
         lines = [
-            f"calibration of {self.stack}: {self.repeats} rounds of A, A2 and B in random order, "
-            f"{self.duration_s:g}s windows",
-            f"  A/A (noise): A {self.rps_a or 0:,.0f} req/s, A2 {self.rps_a2 or 0:,.0f} req/s, ratio "
-            f"{self.aa_ratio or 0:.3f} {ci(self.aa_ratio_ci)}; run-to-run variation {pct(self.noise_cv)} of req/s, "
-            f"{pct(self.cpu_noise_cv)} of CPU per request",
-            f"  smallest difference this machine can tell apart with {self.repeats} repeats: "
-            f"{pct(self.min_difference)} in req/s, {pct(self.cpu_min_difference)} in CPU per request",
-            f"  repeats a 5% difference needs: {self.repeats_for_5pct or '-'} (req/s), "
-            f"{self.cpu_repeats_for_5pct or '-'} (CPU per request)",
-            f"  A/B (power): B spends {self.extra_us:g} us more CPU per request; measured CPU per request "
-            f"{self.cpu_us_per_req_a or 0:,.0f} -> {self.cpu_us_per_req_b or 0:,.0f} us; expected slowdown "
-            f"{pct(self.expected_slowdown)} if CPU-bound",
-            f"  B/A ratio {self.ab_ratio or 0:.3f} {ci(self.ab_ratio_ci)}: "
-            + {True: "the slowdown was detected", False: "NOT detected: within noise at these settings",
-               None: "undecided (fewer than 2 repeats)"}[self.detected],
+            f"calibration of {self.stack} by the {self.method} method: {self.rounds} rounds in {self.launches} "
+            f"launch(es), {self.window_s:g}s windows after {self.settle_s:g}s settles, {self.wall_s / 60:.1f} min; "
+            f"CPU from {self.cpu_source}",
+            f"  A/A: req/s ratio {self.aa_ratio or 0:.4f} {ci(self.aa_ci)}: {aa[self.aa_contains_one]}",
+            f"  A/B: B spends {self.extra_us:,.0f} us more CPU per request (sized to slow a CPU-bound stack by "
+            f"{pct(self.injected_slowdown)}; measured {self.injected_measured_us or 0:,.0f} us more); "
+            f"req/s ratio {self.ab_ratio or 0:.4f} {ci(self.ab_ci)}: {ab[self.detected]}",
+            f"  CPU per request: A {self.cpu_us_per_req_a or 0:,.0f} us; A2/A {self.cpu_aa_ratio or 0:.4f} "
+            f"{ci(self.cpu_aa_ci)}, B/A {self.cpu_ab_ratio or 0:.4f} {ci(self.cpu_ab_ci)}",
+            f"  smallest difference these rounds can detect (95% confidence, 80% power): {pct(self.mde)}",
         ]
         return "\n".join(lines)
 
@@ -101,43 +121,41 @@ def _row(rows: list[Row], alias: str) -> Row | None:
     return next((r for r in rows if r.spec.alias == alias), None)
 
 
-def _cpu_values(results: ResultSet, alias: str) -> list[float]:
-    values = []
-    for t in results.trials:
-        usage = t.usage("app")
-        if t.spec.alias == alias and t.valid and usage is not None and t.load and t.load.requests:
-            values.append(usage.cpu_s / t.load.requests)
-    return values
+def _pair(ci: tuple[float, float] | None) -> tuple[float, float] | None:
+    return None if ci is None else (round(ci[0], 5), round(ci[1], 5))
 
 
-def calibrate_report(results: ResultSet, extra_us: float) -> Calibration:
-    rows = list(summarize(results).rows)
+def calibrate_report(results: ResultSet, *, extra_us: float, slowdown: float, wall_s: float) -> Calibration:
+    rows = list(summarize(results, baseline=_baseline(results)).rows)
     a, a2, b = _row(rows, "A"), _row(rows, "A2"), _row(rows, "B")
     if a is None or a2 is None or b is None:
         raise UserError("the calibration run has no result for A, A2 or B (see the run's log)")
-    cvs = [cv for cv in (coefficient_of_variation(a.rps_values), coefficient_of_variation(a2.rps_values))
-           if cv is not None]
-    noise = statistics.fmean(cvs) if cvs else None
-    per_request = {alias: _cpu_values(results, alias) for alias in ("A", "A2", "B")}
-    cpu_cvs = [cv for cv in (coefficient_of_variation(per_request["A"]),
-                             coefficient_of_variation(per_request["A2"])) if cv is not None]
-    cpu_noise = statistics.fmean(cpu_cvs) if cpu_cvs else None
-    repeats = min(len(a.rps_values), len(a2.rps_values), len(b.rps_values))
-    cpu_a = statistics.median(per_request["A"]) * 1e6 if per_request["A"] else None
-    cpu_b = statistics.median(per_request["B"]) * 1e6 if per_request["B"] else None
-    ab_ci = ratio_ci(b.rps_values, a.rps_values)
+    mdes = [min_detectable(r.ratio_interval) for r in (a2, b) if r.ratio_interval is not None]
+    cpu_a = a.cpu_ms_per_req * 1000 if a.cpu_ms_per_req is not None else None
+    cpu_b = b.cpu_ms_per_req * 1000 if b.cpu_ms_per_req is not None else None
+    injected = cpu_a * (b.cpu_ratio - 1.0) if cpu_a is not None and b.cpu_ratio is not None else None
+    expected = 1.0 - slowdown
     return Calibration(
-        stack=a.stack.id, repeats=repeats, duration_s=a.spec.duration_s, extra_us=extra_us,
-        rps_a=a.rps, rps_a2=a2.rps, rps_b=b.rps,
-        aa_ratio=a2.rps / a.rps if a.rps and a2.rps else None, aa_ratio_ci=ratio_ci(a2.rps_values, a.rps_values),
-        noise_cv=noise, cpu_noise_cv=cpu_noise,
-        min_difference=min_detectable_difference(noise, repeats) if noise is not None and repeats else None,
-        repeats_for_5pct=repeats_needed(noise, TARGET_DIFFERENCE) if noise is not None else None,
-        cpu_min_difference=min_detectable_difference(cpu_noise, repeats) if cpu_noise is not None and repeats
-        else None,
-        cpu_repeats_for_5pct=repeats_needed(cpu_noise, TARGET_DIFFERENCE) if cpu_noise is not None else None,
-        cpu_us_per_req_a=cpu_a, cpu_us_per_req_b=cpu_b,
-        expected_slowdown=extra_us / (cpu_a + extra_us) if cpu_a else None,
-        ab_ratio=b.rps / a.rps if a.rps and b.rps else None, ab_ratio_ci=ab_ci,
-        detected=None if ab_ci is None else ab_ci[1] < 1.0,
+        stack=a.stack.id, method=a.method, rounds=min(r.rounds for r in (a, a2, b)),
+        launches=max(r.launches for r in (a, a2, b)), window_s=a.spec.duration_s, settle_s=a.spec.settle_s,
+        wall_s=round(wall_s, 1), cpu_source=a.cpu_source, rps_a=a.rps,
+        aa_ratio=a2.ratio, aa_ci=_pair(a2.ratio_ci),
+        aa_contains_one=None if a2.ratio_ci is None else a2.ratio_ci[0] <= 1.0 <= a2.ratio_ci[1],
+        ab_ratio=b.ratio, ab_ci=_pair(b.ratio_ci), injected_slowdown=slowdown, extra_us=extra_us,
+        detected=None if b.ratio_ci is None else b.ratio_ci[1] < 1.0,
+        mde=max(mdes) if mdes else None,
+        cpu_us_per_req_a=cpu_a, cpu_us_per_req_b=cpu_b, injected_measured_us=injected,
+        cpu_aa_ratio=a2.cpu_ratio, cpu_aa_ci=_pair(a2.cpu_ratio_ci),
+        cpu_ab_ratio=b.cpu_ratio, cpu_ab_ci=_pair(b.cpu_ratio_ci),
+        ab_within_expected=None if b.ratio_ci is None else b.ratio_ci[0] <= expected <= b.ratio_ci[1],
     )
+
+
+def _baseline(results: ResultSet) -> str:
+    stored = results.header.options.get("baseline")
+    if isinstance(stored, str) and stored:
+        return stored
+    first = next((t for t in results.trials if t.spec.alias == "A"), None)
+    if first is None:
+        raise UserError("the calibration run has no result for A")
+    return first.spec.label

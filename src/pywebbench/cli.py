@@ -7,16 +7,25 @@ import fnmatch
 import json
 import os
 import sys
+import time
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Progress_
 
 from pywebbench import __version__
-from pywebbench.calibrate import calibrate_report, calibration_variants
+from pywebbench.calibrate import (
+    DEFAULT_SLOWDOWN,
+    calibrate_report,
+    calibration_variants,
+    extra_work_us,
+    measured_cpu_per_request,
+    sizing_variants,
+)
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.compare import compare_results, render_comparison
@@ -24,7 +33,15 @@ from pywebbench.doctor import check
 from pywebbench.envs import EnvironmentBuilder, EnvSpec
 from pywebbench.errors import UserError
 from pywebbench.execute import Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
-from pywebbench.options import AGGREGATIONS, GENERATOR_NAMES, RunOptions, from_sources, parse_cpu_list
+from pywebbench.options import (
+    AGGREGATIONS,
+    GENERATOR_NAMES,
+    METHODS,
+    RunOptions,
+    from_sources,
+    parse_cpu_list,
+    parse_duration,
+)
 from pywebbench.plan import Plan
 from pywebbench.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.formats import FORMATS, renderer
@@ -34,6 +51,9 @@ from pywebbench.runner import Progress
 from pywebbench.sweep import parse_knobs
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+CALIBRATE_PRECISION = 0.015
+"""calibrate stops adding rounds once A/A and A/B are both within ±1.5% (or --budget is spent)."""
+SIZING_ROUNDS = 3
 
 
 def _positive_int(text: str) -> int:
@@ -53,6 +73,13 @@ def _rates(text: str) -> tuple[float, ...]:
     return values
 
 
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--config", type=Path, help="TOML file with a [run] table of options")
     p_run.add_argument("--preset", help="a seed experiment (see `pywebbench list --presets`); flags override it")
@@ -70,12 +97,22 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--loadgen-cpus", type=parse_cpu_list, help="CPUs for the load generator, e.g. 0")
     p_run.add_argument("--generator", choices=list(GENERATOR_NAMES))
     p_run.add_argument("--requests", type=_positive_int, help="request count (ab)")
-    p_run.add_argument("--repeats", type=_positive_int, help="rounds, each in a fresh random stack order")
+    p_run.add_argument("--repeats", type=_positive_int, help="rounds before the stopping rule may stop "
+                       "(5; 1 with --method restart), each in a fresh random order")
     p_run.add_argument("--aggregation", choices=list(AGGREGATIONS),
                        help="repeats into one figure: median (default), best (seed 003), mean (seed 004)")
-    p_run.add_argument("--precision", type=float, help="add rounds until every 95%% interval is within this "
-                       "fraction, e.g. 0.02 (up to --max-rounds)")
-    p_run.add_argument("--max-rounds", type=_positive_int, help="round limit for --precision (10)")
+    p_run.add_argument("--precision", type=float, help="add rounds until every 95%% interval of a ratio to the "
+                       "baseline is within this fraction, e.g. 0.02 (up to --budget and --max-rounds)")
+    p_run.add_argument("--max-rounds", type=_positive_int, help="round limit of the stopping rule (200)")
+    p_run.add_argument("--method", choices=list(METHODS),
+                       help="interleaved (default): live servers, short windows in a fresh random order per "
+                       "round, paired ratios; duet: each stack loaded beside the baseline at once (CPU-bound "
+                       "comparisons); restart: a server start, warmup and one window per trial (the seeds' method)")
+    p_run.add_argument("--settle", type=float, help="discarded seconds of load before each interleaved window")
+    p_run.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m: rounds are added "
+                       "while intervals are wider than --precision and the budget allows")
+    p_run.add_argument("--rounds-per-launch", type=_positive_int,
+                       help="rounds on one start of the servers before they are started again (10)")
     p_run.add_argument("--no-keepalive", dest="keepalive", action="store_const", const=False)
     p_run.add_argument("--seed", type=int, help="seed of the random stack order")
     p_run.add_argument("--out", type=Path, dest="out_dir", help="results directory (default runs/<time>)")
@@ -122,8 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_cal = sub.add_parser("calibrate", help="this machine's noise (A/A) and power (A/B with a known slowdown)")
     _add_run_flags(p_cal)
-    p_cal.add_argument("--extra-us", type=float, default=25.0,
-                       help="microseconds of CPU work added per request in the B variant (25)")
+    p_cal.add_argument("--slowdown", type=float, default=DEFAULT_SLOWDOWN,
+                       help="the known slowdown of B, as a fraction (0.05); B's extra CPU per request is sized "
+                       "from A's, measured in the run")
+    p_cal.add_argument("--json", action="store_true", help="print one JSON object (the figures) on stdout")
+    p_cal.add_argument("--extra-us", type=float, default=None,
+                       help="microseconds of CPU work B adds per request, instead of sizing it from --slowdown")
 
     p_cmp = sub.add_parser("compare", help="what changed between two result sets, and whether it is noise")
     p_cmp.add_argument("before", type=Path)
@@ -200,7 +241,8 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
     names = ("stacks", "workloads", "connections", "duration", "warmup", "workers", "threads", "stack_cpus",
              "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir",
              "max_db_sessions", "db_delay", "db_rows", "db_pool", "upstream_delay", "upstream_size", "cpu_size",
-             "topology", "driver", "aggregation", "precision", "max_rounds")
+             "topology", "driver", "aggregation", "precision", "max_rounds", "method", "settle", "budget",
+             "rounds_per_launch")
     flags = {name: getattr(args, name) for name in names}
     for name in ("stacks", "workloads"):
         if flags[name] is not None:
@@ -267,16 +309,19 @@ def _run_dir(options: RunOptions, resume: Path | None) -> Path:
     return (options.out_dir or Path("runs") / stamp.strftime("%Y%m%d-%H%M%S")).resolve()
 
 
-def _execute(job: Job, catalog: Catalog, resume: Path | None) -> Outcome:
+def _execute(job: Job, catalog: Catalog, resume: Path | None, *, table: TextIO | None = sys.stdout,
+             baseline: str = BASELINE_STACK) -> Outcome:
     resumed = load_for_resume(resume.resolve()) if resume is not None else None
     if resumed is not None:
         job = job_from_results(resumed)
+        baseline = str(resumed.header.options.get("baseline") or baseline)
     run_dir = _run_dir(job.options, resume)
     with _ProgressView() as view:
         outcome = execute(job, catalog, run_dir=run_dir, resume=resumed,
                           on_plan=lambda plan, seconds: _print_plan(plan, job.options, seconds),
-                          on_progress=view, on_note=lambda text: err.print(text))
-    print(render_terminal_for(run_dir))
+                          on_progress=view, on_note=lambda text: err.print(text), baseline=baseline)
+    if table is not None:
+        print(render_terminal_for(run_dir), file=table)
     for line in ledger_lines(outcome):
         err.print(line)
     err.print(f"results in {results_path(run_dir)}")
@@ -328,22 +373,49 @@ def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     if args.resume is not None:
         raise UserError("a calibration cannot be resumed; run `pywebbench calibrate` again")
-    if args.extra_us <= 0:
+    if args.extra_us is not None and args.extra_us <= 0:
         raise UserError(f"--extra-us must be positive, got {args.extra_us}")
+    if not 0 < args.slowdown < 0.5:
+        raise UserError(f"--slowdown is a fraction such as 0.05, got {args.slowdown}")
     defaults: dict[str, object] = {}
     if args.stacks is None:
         defaults["stacks"] = (BASELINE_STACK,)
-    if args.repeats is None:
-        defaults["repeats"] = 5
+    if args.precision is None:
+        defaults["precision"] = CALIBRATE_PRECISION
     options, _ = _options(args, defaults)
     if len(options.stacks) != 1:
         raise UserError("calibrate takes one --stack (the same stack runs as A, A again, and B)")
-    job = Job("calibrate", options, variants=calibration_variants(catalog, options.stacks[0], args.extra_us),
-              extra={"extra_us": args.extra_us})
-    outcome = _execute(job, catalog, None)
-    report = calibrate_report(load_results(outcome.run_dir), args.extra_us)
-    print(report.render())
+    if options.method == "restart" and options.rounds < 2:
+        options = replace(options, repeats=5)
+    stack_id = options.stacks[0]
+    started = time.monotonic()
+    run_dir = _run_dir(options, None)
+    table = sys.stderr if args.json else sys.stdout
+    extra_us = args.extra_us
+    if extra_us is None:
+        err.print(f"sizing: A's CPU per request, to size B's extra work for a {args.slowdown:.0%} slowdown")
+        sized = sizing_variants(catalog, stack_id)
+        sizing = Job("calibrate", replace(options, method="interleaved", repeats=SIZING_ROUNDS, precision=None,
+                                         budget_s=None, out_dir=run_dir / "sizing"),
+                     variants=sized, extra={"phase": "sizing"})
+        outcome = _execute(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")
+        if outcome.status != "complete":
+            return 130
+        extra_us = extra_work_us(measured_cpu_per_request(load_results(outcome.run_dir)), args.slowdown)
+        err.print(f"sizing: B gets {extra_us:,.0f} us of extra CPU per request")
+    spent = time.monotonic() - started
+    budget = None if options.budget_s is None else max(1.0, options.budget_s - spent)
+    variants = calibration_variants(catalog, stack_id, extra_us)
+    job = Job("calibrate", replace(options, budget_s=budget, out_dir=run_dir), variants=variants,
+              extra={"extra_us": extra_us, "slowdown": args.slowdown})
+    outcome = _execute(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")
+    report = calibrate_report(load_results(outcome.run_dir), extra_us=extra_us, slowdown=args.slowdown,
+                              wall_s=time.monotonic() - started)
     (outcome.run_dir / "calibration.json").write_text(report.to_json())
+    if args.json:
+        print(json.dumps(asdict(report)))
+    else:
+        print(report.render())
     return 0 if outcome.status == "complete" else 130
 
 

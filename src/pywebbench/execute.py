@@ -20,7 +20,7 @@ from types import FrameType
 from typing import Any
 
 from pywebbench import __version__
-from pywebbench.analyze import summarize, wide_rows
+from pywebbench.analyze import Row, summarize, wide_rows
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.ceiling import GeneratorCeiling
 from pywebbench.doctor import check
@@ -28,11 +28,14 @@ from pywebbench.envs import EnvironmentBuilder, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.registry import make_generator
 from pywebbench.options import RunOptions, from_json
-from pywebbench.plan import Plan, Session, Variant, make_plan, needs_of
+from pywebbench.measure.accounting import Accountant, CgroupAccountant, ProcAccountant
+from pywebbench.measure.cgroups import CgroupError, CgroupTree, detect
+from pywebbench.measure.rounds import Budget, RoundPlan, Rounds
+from pywebbench.plan import Plan, Session, Variant, make_plan, needs_of, point_label
 from pywebbench.presets import get_preset
 from pywebbench.probes.machine import machine_info, usable_cpus
 from pywebbench.reference import GoBuildError
-from pywebbench.results.model import ResultSet, RunHeader
+from pywebbench.results.model import MachineInfo, ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriter, load_results, results_path
 from pywebbench.runner import Progress, Runner
 from pywebbench.services import ServiceError
@@ -131,6 +134,60 @@ def wide_labels(run_dir: Path, precision: float) -> set[str]:
     return {row.label for row in wide_rows(summarize(load_results(run_dir)).rows, precision)}
 
 
+def rows_of(trials: Sequence[TrialResult], baseline: str) -> tuple[Row, ...]:
+    """Report rows of trials still being measured (the stopping rule reads them each round)."""
+    return summarize(ResultSet(_LIVE_HEADER, tuple(trials)), baseline=baseline).rows
+
+
+_LIVE_HEADER = RunHeader("live", "", __version__, (), {}, MachineInfo("", "", 0, (), 0, "", "", "", (0.0, 0.0, 0.0)), {})
+
+
+def _accountant(stack: ExitStack, run_id: str, on_note: Callable[[str], None]) -> Accountant:
+    """Per-role cgroups where this machine lets us make them, else the /proc sampler."""
+    layout = detect()
+    if layout is None:
+        on_note("CPU accounting: /proc sampler (no cgroup could be made here: not root, or no cgroup filesystem)")
+        return ProcAccountant()
+    try:
+        tree = stack.enter_context(CgroupTree(layout, run_id))
+    except CgroupError as exc:
+        on_note(f"CPU accounting: /proc sampler ({exc})")
+        return ProcAccountant()
+    return CgroupAccountant(tree)
+
+
+def _too_wide(baseline: str, precision: float) -> Callable[[Sequence[TrialResult]], Sequence[str]]:
+    """The stopping rule: labels whose paired ratio (or, for the baseline alone, req/s) is wider
+    than ±precision."""
+    def wide(trials: Sequence[TrialResult]) -> Sequence[str]:
+        return tuple(row.label for row in wide_rows(rows_of(trials, baseline), precision))
+    return wide
+
+
+def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tuple[int, ...],
+                extra: tuple[Variant, ...], budget: Budget, baseline: str,
+                on_note: Callable[[str], None], start_round: int = 1) -> int:
+    """The interleaved and duet methods: each sweep point its own set of live servers."""
+    options = job.options
+    points = job.points
+    rounds = Rounds(runner, method=options.method, rounds_per_launch=options.rounds_per_launch, seed=plan.seed,
+                    on_note=on_note)
+    most = 0
+    for index, point in enumerate(points):
+        def sessions(round_no: int, point: Point = point) -> tuple[Session, ...]:
+            one = make_plan(catalog, replace(options, seed=plan.seed), cpus, (point,), variants=job.variants,
+                            extra=extra, rounds=[round_no])
+            return one.sessions
+        too_wide = _too_wide(baseline, options.precision) if options.precision else None
+        outcome = rounds.run(RoundPlan(
+            sessions=sessions, first_round=start_round, min_rounds=options.rounds, max_rounds=options.max_rounds,
+            too_wide=too_wide, budget=budget.share(len(points) - index), baseline=baseline))
+        most = max(most, outcome.rounds)
+        where = f" at {point_label(point)}" if point else ""
+        on_note(f"{outcome.rounds} rounds in {outcome.launches} launch(es){where}; stopped: {outcome.stopped}")
+    return most
+
+
 def execute(
     job: Job,
     catalog: Catalog,
@@ -140,26 +197,37 @@ def execute(
     on_plan: Callable[[Plan, float], None] = lambda plan, seconds: None,
     on_progress: Callable[[Progress], None] = lambda progress: None,
     on_note: Callable[[str], None] = lambda text: None,
+    baseline: str = BASELINE_STACK,
 ) -> Outcome:
     options = job.options
     generator = make_generator(options.generator)
     points = job.points
-    first_rounds = max(options.repeats, 3) if options.precision else options.repeats
+    paired = options.method != "restart"
+    first_rounds = max(options.rounds, 3) if options.precision and not paired else options.rounds
     cpus = usable_cpus()
     extra = preset_variants(catalog, job.preset)
     plan = make_plan(catalog, options, cpus, points, variants=job.variants, extra=extra,
                      rounds=range(1, first_rounds + 1))
+    start_round = 1
     if resume is not None:
-        done = {t.spec.trial_id for t in resume.trials}
-        plan = _missing_only(plan, done)
-        on_note(f"resuming {run_dir}: {len(done)} trials already recorded, {len(plan.trials)} to run")
+        if paired:
+            # A finished window is kept; the resumed run adds rounds after the last recorded one.
+            start_round = max((t.spec.round for t in resume.trials), default=0) + 1
+            on_note(f"resuming {run_dir}: {len(resume.trials)} windows already recorded; new rounds start at "
+                    f"{start_round}")
+        else:
+            done = {t.spec.trial_id for t in resume.trials}
+            plan = _missing_only(plan, done)
+            on_note(f"resuming {run_dir}: {len(done)} trials already recorded, {len(plan.trials)} to run")
+    if options.method == "duet" and baseline not in {s.label for s in plan.sessions}:
+        raise UserError(f"--method duet loads every stack beside the baseline {baseline}: add --stack {baseline}")
     check_tools(plan, options)
     if resume is None and results_path(run_dir).exists():
         raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")
     on_plan(plan, estimate_seconds(plan, options))
     stamp = datetime.now(timezone.utc)
     stored: dict[str, Any] = {**options.to_json(), "seed": plan.seed, "job": job.kind, "knobs": list(job.knobs),
-                              "preset": job.preset, **job.extra}
+                              "preset": job.preset, "baseline": baseline, **job.extra}
     header = RunHeader(
         run_id=uuid.uuid4().hex[:12], created_at=stamp.isoformat(timespec="seconds"),
         pywebbench_version=__version__, command=tuple(sys.argv), options=stored, machine=machine_info(),
@@ -180,11 +248,13 @@ def execute(
     # background job of a script), or a stop request would be silently dropped.
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     started = time.monotonic()
+    budget = Budget(started + options.budget_s if options.budget_s else None)
     status = "interrupted"
     runner: Runner | None = None
     rounds = first_rounds
     try:
         with ExitStack() as services:
+            accountant = _accountant(services, header.run_id, on_note)
             backing = Backing(backing_config, cache_root())
             service_start = time.monotonic()
             try:
@@ -197,7 +267,7 @@ def execute(
                 run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
                 python=sys.executable, backing=backing, topology=options.topology,
                 ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
-                keepalive=options.keepalive, on_progress=on_progress,
+                keepalive=options.keepalive, on_progress=on_progress, accountant=accountant,
             )
             run_ledger = runner.ledger
             runner.ceiling = GeneratorCeiling(
@@ -205,17 +275,20 @@ def execute(
                 on_record=writer.add_service, on_seconds=lambda s: run_ledger.add("generator ceiling", s),
             )
             runner.ledger.add("service starts", time.monotonic() - service_start)
-            runner.run(plan)
-            while options.precision and rounds < options.max_rounds:
-                wide = wide_labels(run_dir, options.precision)
-                if not wide:
-                    break
-                rounds += 1
-                keep = wide | {BASELINE_STACK}
-                on_note(f"precision ±{options.precision:.0%} not reached for {len(wide)} stack(s): round {rounds}")
-                more = make_plan(catalog, replace(options, seed=plan.seed), cpus, points, variants=job.variants,
-                                 extra=extra, rounds=[rounds], keep=lambda s: s.label in keep)
-                runner.run(more)
+            if paired:
+                rounds = _run_rounds(job, runner, plan, catalog, cpus, extra, budget, baseline, on_note, start_round)
+            else:
+                runner.run(plan)
+                while options.precision and rounds < options.max_rounds and budget.allows(0.0):
+                    wide = wide_labels(run_dir, options.precision)
+                    if not wide:
+                        break
+                    rounds += 1
+                    keep = wide | {baseline}
+                    on_note(f"precision ±{options.precision:.0%} not reached for {len(wide)} stack(s): round {rounds}")
+                    more = make_plan(catalog, replace(options, seed=plan.seed), cpus, points, variants=job.variants,
+                                     extra=extra, rounds=[rounds], keep=lambda s: s.label in keep)
+                    runner.run(more)
             status = "complete"
     except KeyboardInterrupt:
         on_note("interrupted: stopping; finished trials are saved")

@@ -13,8 +13,14 @@ from pywebbench.catalog.model import DRIVER_REQUIREMENTS
 from pywebbench.errors import UserError
 
 ENV_PREFIX = "PYWEBBENCH_"
+DEFAULT_ROUNDS = 5
+"""Interleaved and duet: the fewest rounds that give a paired interval worth reading."""
 GENERATOR_NAMES = ("wrk", "ab", "oha")
 AGGREGATIONS = ("median", "best", "mean")
+METHODS = ("interleaved", "duet", "restart")
+"""interleaved: live servers, short windows cycled in a fresh random order per round (the
+default); duet: two stacks loaded at once on the same CPUs, each with an equal CPU share;
+restart: a server start, warmup and one window per trial (the seeds' own method)."""
 TOPOLOGIES = ("direct", "nginx")
 """direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""
 
@@ -92,7 +98,8 @@ class RunOptions:
     loadgen_cpus: tuple[int, ...] | None = None
     generator: str = "wrk"
     requests: int | None = None
-    repeats: int = 1
+    repeats: int | None = None
+    """Rounds to run before the stopping rule may stop (None: 1 for restart, 5 otherwise)."""
     keepalive: bool = True
     timeout_s: float = 5.0
     ready_timeout_s: float = 60.0
@@ -115,20 +122,35 @@ class RunOptions:
     """How repeats become one figure: median, best (seed 003) or mean (seed 004)."""
     precision: float | None = None
     """Keep adding rounds until every 95% interval's half-width is within this fraction."""
-    max_rounds: int = 10
-    """The round limit for --precision."""
+    max_rounds: int = 200
+    """The round limit of the stopping rule (--precision); --budget usually binds first."""
     rate: float | None = None
     """Open loop: offered requests per second (oha); None = closed loop."""
     workers_per_cpu: int | None = None
     """Workers = this x the stack's CPUs for multi-process Python servers (seed 004: 3)."""
     workload_requests: tuple[tuple[str, int], ...] = ()
     """Per-workload request counts for ab, where a seed used one per workload."""
+    method: str = "interleaved"
+    settle_s: float = 0.5
+    """Discarded load before each interleaved or duet window, so the window does not start
+    on the previous stack's tail."""
+    rounds_per_launch: int = 10
+    """Rounds measured on one start of the servers before they are started again."""
+    budget_s: float | None = None
+    """Wall-time budget of the measuring: no round starts that would not finish inside it."""
+
+    @property
+    def rounds(self) -> int:
+        """Rounds before any stopping rule: --repeats, else the method's default."""
+        if self.repeats is not None:
+            return self.repeats
+        return 1 if self.method == "restart" else DEFAULT_ROUNDS
 
     def validate(self) -> RunOptions:
         positive = {
             "connections": self.connections,
             "duration": self.duration_s,
-            "repeats": self.repeats,
+            "repeats": self.rounds,
             "timeout": self.timeout_s,
             "ready-timeout": self.ready_timeout_s,
         }
@@ -158,8 +180,16 @@ class RunOptions:
             raise UserError(f"--aggregation must be one of {', '.join(AGGREGATIONS)}, got {self.aggregation!r}")
         if self.precision is not None and not 0 < self.precision < 1:
             raise UserError(f"--precision is a fraction such as 0.02, got {self.precision}")
-        if self.max_rounds < self.repeats:
-            raise UserError(f"--max-rounds ({self.max_rounds}) must be at least --repeats ({self.repeats})")
+        if self.max_rounds < self.rounds:
+            raise UserError(f"--max-rounds ({self.max_rounds}) must be at least --repeats ({self.rounds})")
+        if self.method not in METHODS:
+            raise UserError(f"--method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.settle_s < 0:
+            raise UserError(f"--settle must be zero or positive, got {self.settle_s}")
+        if self.rounds_per_launch <= 0:
+            raise UserError(f"--rounds-per-launch must be positive, got {self.rounds_per_launch}")
+        if self.budget_s is not None and self.budget_s <= 0:
+            raise UserError(f"--budget must be positive, got {self.budget_s:g}s")
         if self.rate is not None:
             if self.rate <= 0:
                 raise UserError(f"--rate must be positive, got {self.rate}")
@@ -194,7 +224,32 @@ class RunOptions:
 
 _FIELDS = {f.name: f for f in fields(RunOptions)}
 _ALIASES = {"duration": "duration_s", "warmup": "warmup_s", "timeout": "timeout_s", "ready_timeout": "ready_timeout_s",
-            "db_delay": "db_delay_s", "upstream_delay": "upstream_delay_s"}
+            "db_delay": "db_delay_s", "upstream_delay": "upstream_delay_s", "settle": "settle_s", "budget": "budget_s"}
+
+
+def parse_duration(value: Any) -> float:
+    """'10m', '90s', '1h', '1m30s' or a number of seconds -> seconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    text = str(value).strip().lower()
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    total, number = 0.0, ""
+    try:
+        for ch in text:
+            if ch.isdigit() or ch == ".":
+                number += ch
+            elif ch in units and number:
+                total += float(number) * units[ch]
+                number = ""
+            else:
+                raise ValueError(ch)
+        if number:
+            total += float(number)
+    except ValueError:
+        raise UserError(f"bad duration {value!r}: use a form like 10m, 90s or 1h30m") from None
+    if total <= 0:
+        raise UserError(f"bad duration {value!r}: must be positive")
+    return total
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -217,8 +272,10 @@ def _coerce(name: str, value: Any) -> Any:
             return str(value).lower() in ("1", "true", "yes", "on")
         if name in ("workers", "threads", "requests", "seed", "repeats", "connections", "default_threads",
                     "max_db_sessions", "db_rows", "db_pool", "upstream_size", "cpu_size", "max_rounds",
-                    "workers_per_cpu"):
+                    "workers_per_cpu", "rounds_per_launch"):
             return int(value)
+        if name == "budget_s":
+            return parse_duration(value)
         if isinstance(current, float) or name.endswith("_s") or name in ("precision", "rate"):
             return float(value)
         return str(value)

@@ -179,8 +179,8 @@ def make_plan(
     rng = random.Random(seed)
     sessions: list[Session] = []
     planned_flat: set[tuple[object, ...]] = set()
-    round_numbers = list(rounds) if rounds is not None else list(range(1, options.repeats + 1))
-    shuffle = options.repeats > 1 or len(round_numbers) > 1 or (round_numbers and round_numbers[0] > 1)
+    round_numbers = list(rounds) if rounds is not None else list(range(1, options.rounds + 1))
+    shuffle = options.rounds > 1 or len(round_numbers) > 1 or (round_numbers and round_numbers[0] > 1)
     for round_no in round_numbers:
         # One RNG stream per round, so an extra round (--precision, --resume) has its own order.
         round_rng = random.Random(rng.randrange(2**31) + round_no)
@@ -241,6 +241,9 @@ def _session(
             rate=options.rate,
             alias=variant.alias,
             app_env=variant.app_env,
+            method=options.method,
+            launch=round_no if options.method == "restart" else 0,
+            settle_s=options.settle_s if options.method != "restart" else 0.0,
             **knobs_for(w, options),
         )
         for w in served

@@ -676,7 +676,7 @@ def trial_count(preset: Preset, catalog: Catalog) -> int:
 
     Follows the grid rule above (threads multiply threaded servers only) and counts variants.
     """
-    repeats = from_sources(config_file=None, environ={}, flags=preset_options(preset)).repeats
+    repeats = from_sources(config_file=None, environ={}, flags=preset_options(preset)).rounds
     workloads = [get_workload(name) for name in preset.workloads]
 
     def points(threaded: bool) -> int:

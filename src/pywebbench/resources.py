@@ -436,6 +436,15 @@ def _busy_s() -> float:
     return float(sum(value for name, value in psutil.cpu_times()._asdict().items() if name not in _NOT_BUSY))
 
 
+busy_seconds = _busy_s
+
+
+def steal_seconds() -> float | None:
+    """CPU seconds since boot the hypervisor ran other guests on our CPUs; None if not reported."""
+    steal = getattr(psutil.cpu_times(), "steal", None)
+    return None if steal is None else float(steal)
+
+
 def _children_first(gone: Mapping[int, _Tracked]) -> list[tuple[int, _Tracked]]:
     """Vanished processes, each before its vanished parent, so pending flows upward."""
 

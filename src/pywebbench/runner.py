@@ -1,7 +1,12 @@
-"""One session end to end: environment, server start, verification, warmup, load, record.
+"""Launching a stack's server and measuring windows on it, whatever the method.
 
-The runner never prints; it reports progress through a callback and results through the
-writer, one trial at a time, so an interrupted run keeps everything it finished.
+`Runner.launch` builds the environment, starts the server (a Python environment, a native
+binary or nginx), waits for it, checks every answer and the overlap, and enrolls its
+processes with the accountant; `Runner.measure` runs one window (with a warmup or a settle
+before it) and records the trial. The restart method (`Runner.run`) is a launch per trial
+set; the interleaved and duet methods (`pywebbench.measure`) keep launches alive across
+many windows. The runner never prints; it reports progress through a callback and results
+through the writer, one trial at a time, so an interrupted run keeps everything it finished.
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
@@ -23,7 +28,9 @@ from pywebbench.envs import EnvBuildError, EnvProvider, EnvSpec
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
 from pywebbench.plan import Plan, Session
 from pywebbench.procs import ManagedProcess, free_port
-from pywebbench.resources import OTHER, ProcessTable, ResourceSampler, generator_roots
+from pywebbench.measure.accounting import Accountant, ProcAccountant, WindowUsage
+from pywebbench.measure.settle import wrk_settle
+from pywebbench.resources import OTHER
 from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing, PeakSampler
@@ -103,20 +110,6 @@ def stack_info(stack: Stack, session: Session, env_hash: str, argv: tuple[str, .
     )
 
 
-def with_harness(usages: tuple[ResourceUsage, ...], harness_cpu_s: float) -> tuple[ResourceUsage, ...]:
-    """Move this process's own CPU (its threads: sampler, #DB poller, waiting) out of "other".
-
-    "other" is the machine's busy time minus every role; without this the harness would
-    count as a neighbour and trip the busy-machine check by itself.
-    """
-    other = next((u for u in usages if u.role == OTHER), None)
-    if other is None:
-        return usages
-    harness = ResourceUsage("harness", harness_cpu_s, 0.0, 1, other.window_s)
-    rest = replace(other, cpu_s=max(0.0, other.cpu_s - harness_cpu_s))
-    return tuple(u for u in usages if u.role != OTHER) + (harness, rest)
-
-
 def overlap_problem(port: int, path: str, delay_s: float, requests: int | None = None) -> str | None:
     """N concurrent requests that each wait `delay_s` must finish in well under N x delay_s.
 
@@ -145,6 +138,44 @@ def overlap_problem(port: int, path: str, delay_s: float, requests: int | None =
     return None
 
 
+IDLE_APPS = "idle-apps"
+"""Every live server but the loaded one, summed: what idle stacks cost during a window."""
+
+
+class LaunchFailed(Exception):
+    """A server could not be started or answered nothing: every trial of it gets `status`."""
+
+    def __init__(self, status: TrialStatus, error: str, info: StackInfo) -> None:
+        super().__init__(error)
+        self.status = status
+        self.error = error
+        self.info = info
+
+
+@dataclass(frozen=True)
+class Live:
+    """A launched server, verified and enrolled, ready for windows."""
+
+    session: Session
+    info: StackInfo
+    server: RunningServer
+    port: int
+    """Where the load goes: the server, or its nginx proxy."""
+    keepalive: bool | None
+    problems: Mapping[str, str | None]
+    """Per workload: why its answer was wrong (None: exact)."""
+    overlap: Mapping[str, str | None]
+    """Per workload: the no-overlap finding of an async-claiming stack, if any."""
+    role: str
+    """The accountant's role of its app processes."""
+    proxy_role: str | None
+    launch: int
+
+
+def app_role(label: str) -> str:
+    return "app-" + label.replace(":", "_").replace("#", "_").replace("/", "_")
+
+
 class Runner:
     def __init__(
         self,
@@ -162,6 +193,8 @@ class Runner:
         on_progress: Callable[[Progress], None] = lambda p: None,
         ceiling: Callable[[TrialSpec], float | None] = lambda spec: None,
         sample_resources: bool = True,
+        accountant: Accountant | None = None,
+        settle: Callable[[LoadRequest, float, Path], None] = wrk_settle,
     ) -> None:
         self.run_dir = run_dir
         self.writer = writer
@@ -176,9 +209,11 @@ class Runner:
         self.on_progress = on_progress
         self.ceiling = ceiling
         self.sample_resources = sample_resources
+        self.accountant: Accountant = accountant if accountant is not None else ProcAccountant()
+        self.settle = settle
         self.ledger = TimeLedger()
-        self._proxy_pids: tuple[int, ...] = ()
         self.results: list[TrialResult] = []
+        self.live_roles: set[str] = set()
         self._recorded_envs: set[str] = set()
         self._done = 0
         self._total = 0
@@ -188,14 +223,34 @@ class Runner:
     def expected(self) -> Expected:
         return self.backing.expected if self.backing is not None else Expected()
 
+    # -- the restart method: one launch per session ------------------------------------------
+
     def run(self, plan: Plan) -> list[TrialResult]:
-        self._total = len(plan.trials)
-        self._measure_started = time.monotonic()
+        self.expect(len(plan.trials))
         for session in plan.sessions:
             self.run_session(session)
         return self.results
 
-    def _record(self, result: TrialResult) -> None:
+    def run_session(self, session: Session) -> None:
+        try:
+            with self.launch(session, launch=session.round) as live:
+                for spec, workload in zip(session.trials, session.workloads, strict=True):
+                    self.measure(live, spec, workload, warmup_s=spec.warmup_s)
+        except LaunchFailed as failed:
+            self.fail(session.trials, failed)
+        finally:
+            self.reset_pool()
+        self._progress(f"{session.stack.id} done", 0.0)
+
+    # -- progress ------------------------------------------------------------------------------
+
+    def expect(self, trials: int) -> None:
+        """Add planned trials to the progress total (the stopping rule adds rounds as it goes)."""
+        if not self._measure_started:
+            self._measure_started = time.monotonic()
+        self._total += trials
+
+    def record(self, result: TrialResult) -> None:
         self.writer.add_trial(result)
         self.results.append(result)
         self._done += 1
@@ -204,14 +259,33 @@ class Runner:
         elapsed = time.monotonic() - self._measure_started
         eta = None
         if self._done:
-            eta = elapsed / self._done * (self._total - self._done)
+            eta = elapsed / self._done * max(0, self._total - self._done)
         elif pending:
             eta = pending * self._total
         self.on_progress(Progress(self._done, self._total, label, eta))
 
-    def _fail_all(self, session: Session, info: StackInfo, status: TrialStatus, error: str) -> None:
-        for spec in session.trials:
-            self._record(TrialResult(spec, info, status, now(), now(), error=error))
+    def fail(self, specs: tuple[TrialSpec, ...], failed: LaunchFailed) -> None:
+        for spec in specs:
+            self.record(TrialResult(spec, failed.info, failed.status, now(), now(), error=failed.error))
+
+    # -- launching -----------------------------------------------------------------------------
+
+    def _environment(self, session: Session) -> tuple[Path | None, str]:
+        stack = session.stack
+        if stack.server.native is not None:
+            return None, ""
+        started = time.monotonic()
+        try:
+            env = self.builder.ensure(EnvSpec(stack.requirements, stack.overrides, self.python))
+        except EnvBuildError as exc:
+            raise LaunchFailed(TrialStatus.UNAVAILABLE, f"environment build failed: {exc}",
+                               stack_info(stack, session, "", ())) from exc
+        finally:
+            self.ledger.add("environments", time.monotonic() - started)
+        if env.record.hash not in self._recorded_envs:
+            self.writer.add_environment(env.record)
+            self._recorded_envs.add(env.record.hash)
+        return env.path, env.record.hash
 
     @contextmanager
     def _start_server(self, session: Session, label: str, env_path: Path | None) -> Iterator[RunningServer]:
@@ -237,7 +311,9 @@ class Runner:
                 assert env_path is not None
                 program, path = str(env_path / "bin" / "python"), str(env_path / "bin")
             launch = LaunchSpec(program, stack.framework.module, HOST, port, session.workers, session.threads)
-            argv = [*taskset_prefix(cpus), *stack.server.build_argv(launch)]
+            # Born inside its role's cgroup: no fork escapes, every byte it allocates is charged.
+            argv = [*self.accountant.launcher(app_role(session.label)), *taskset_prefix(cpus),
+                    *stack.server.build_argv(launch)]
             env = {**base_environment(path), **app_env}
             if env_path is not None:
                 env["VIRTUAL_ENV"] = str(env_path)
@@ -247,59 +323,6 @@ class Runner:
                 return proc.stderr_tail(15) or proc.stdout_path.read_text(errors="replace")[-1500:]
 
             yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail, (proc.pid,))
-
-    def run_session(self, session: Session) -> None:
-        stack = session.stack
-        per_trial = session.trials[0].warmup_s + session.trials[0].duration_s if session.trials else 0.0
-        self._progress(f"{stack.id} (environment)", per_trial)
-        env_path: Path | None = None
-        env_hash = ""
-        if stack.server.native is None:
-            started = time.monotonic()
-            try:
-                env = self.builder.ensure(EnvSpec(stack.requirements, stack.overrides, self.python))
-            except EnvBuildError as exc:
-                self._fail_all(session, stack_info(stack, session, "", ()), TrialStatus.UNAVAILABLE,
-                               f"environment build failed: {exc}")
-                return
-            finally:
-                self.ledger.add("environments", time.monotonic() - started)
-            env_path, env_hash = env.path, env.record.hash
-            if env_hash not in self._recorded_envs:
-                self.writer.add_environment(env.record)
-                self._recorded_envs.add(env_hash)
-
-        label = f"r{session.round}-{session.label.replace(':', '_').replace('#', '_')}"
-        self._retune(session)
-        self._progress(f"{stack.id} (starting)", per_trial)
-        started = time.monotonic()
-        try:
-            with ExitStack() as running:
-                server: RunningServer | None = None
-                try:
-                    server = running.enter_context(self._start_server(session, label, env_path))
-                    info = stack_info(stack, session, env_hash, server.argv)
-                    wait_ready(HOST, server.port, session.workloads[0].path,
-                               timeout_s=self.ready_timeout_s, alive=server.alive)
-                    port = server.port
-                    self._proxy_pids = ()
-                    if self.topology == "nginx" and stack.server.native != "nginx":
-                        proxy = running.enter_context(
-                            NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port))
-                        port = proxy.info.port  # seed 000: the generator talks to nginx, nginx to the app
-                        self._proxy_pids = proxy.root_pids()
-                except (NotReady, OSError, RuntimeError) as exc:
-                    tail, argv = (server.log_tail(), server.argv) if server is not None else ("", ())
-                    self._fail_all(session, stack_info(stack, session, env_hash, argv), TrialStatus.SERVER_FAILED,
-                                   f"{exc}\n{tail}".strip())
-                    return
-                finally:
-                    self.ledger.add("server starts", time.monotonic() - started)
-                self._measure_session(session, info, server, port)
-        finally:
-            if self.backing is not None:
-                self.backing.reset_between_sessions()
-        self._progress(f"{stack.id} done", per_trial)
 
     def _retune(self, session: Session) -> None:
         """Give pgbouncer and the upstream this sweep point's knobs before the server starts."""
@@ -312,98 +335,179 @@ class Runner:
             self.writer.add_service(record)
         self.ledger.add("service starts", time.monotonic() - started)
 
-    def _roles(self, server: RunningServer, table: ProcessTable) -> Callable[[], dict[str, tuple[int, ...]]]:
-        """Root PIDs per role for the resource sampler; the generator's appear once it starts."""
-        services: dict[str, tuple[int, ...]] = {"app": server.pids}
-        if self._proxy_pids:
-            services["nginx"] = self._proxy_pids
-        backing = self.backing
-        if backing is not None:
-            for role, service in (("postgres", backing.postgres), ("pgbouncer", backing.pgbouncer),
-                                  ("upstream", backing.upstream)):
-                if service is not None:
-                    services[role] = service.root_pids()
-        known = {pid for pids in services.values() for pid in pids}
+    def enroll_services(self) -> None:
+        """Put the backing services' processes in their roles (again after a retune restarted one)."""
+        if self.backing is None:
+            return
+        for role, service in (("postgres", self.backing.postgres), ("pgbouncer", self.backing.pgbouncer),
+                              ("upstream", self.backing.upstream)):
+            if service is not None:
+                self.accountant.enroll(role, service.root_pids())
 
-        def roles() -> dict[str, tuple[int, ...]]:
-            return {**services, "loadgen": tuple(generator_roots(known, table))}
-        return roles
-
-    def _measure_session(self, session: Session, info: StackInfo, server: RunningServer, port: int) -> None:
+    @contextmanager
+    def launch(self, session: Session, *, launch: int, label: str = "") -> Iterator[Live]:
+        """Start, verify and enroll one server; raises LaunchFailed (nothing recorded) if it cannot run."""
         stack = session.stack
+        label = label or f"l{launch}-{session.label.replace(':', '_').replace('#', '_')}"
+        self._progress(f"{stack.id} (environment)", 0.0)
+        env_path, env_hash = self._environment(session)
+        self._retune(session)
+        self._progress(f"{stack.id} (starting)", 0.0)
+        role = app_role(session.label)
+        started = time.monotonic()
+        with ExitStack() as running:
+            server: RunningServer | None = None
+            proxy_role: str | None = None
+            try:
+                server = running.enter_context(self._start_server(session, label, env_path))
+                info = stack_info(stack, session, env_hash, server.argv)
+                wait_ready(HOST, server.port, session.workloads[0].path,
+                           timeout_s=self.ready_timeout_s, alive=server.alive)
+                port = server.port
+                if self.topology == "nginx" and stack.server.native != "nginx":
+                    proxy = running.enter_context(
+                        NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port))
+                    port = proxy.info.port  # seed 000: the generator talks to nginx, nginx to the app
+                    proxy_role = "nginx-" + role
+                    self.accountant.enroll(proxy_role, proxy.root_pids())
+            except (NotReady, OSError, RuntimeError) as exc:
+                tail, argv = (server.log_tail(), server.argv) if server is not None else ("", ())
+                raise LaunchFailed(TrialStatus.SERVER_FAILED, f"{exc}\n{tail}".strip(),
+                                   stack_info(stack, session, env_hash, argv)) from exc
+            finally:
+                self.ledger.add("server starts", time.monotonic() - started)
+            self.accountant.enroll(role, server.pids)
+            self.enroll_services()
+            self.live_roles.add(role)
+            running.callback(self._retire, role, proxy_role)
+            yield self._verify(session, info, server, port, role, proxy_role, launch)
+
+    def reset_pool(self) -> None:
+        """Seed 000's habit: start from an empty pool; called once no server of a launch is left."""
+        if self.backing is not None:
+            self.backing.reset_between_sessions()
+
+    def _retire(self, role: str, proxy_role: str | None) -> None:
+        self.live_roles.discard(role)
+        self.accountant.retire(role)
+        if proxy_role:
+            self.accountant.retire(proxy_role)
+
+    def _verify(self, session: Session, info: StackInfo, server: RunningServer, port: int, role: str,
+                proxy_role: str | None, launch: int) -> Live:
+        """Every answer exact, keep-alive observed, waits overlapping where the stack claims so."""
+        started = time.monotonic()
         base_expected = self.expected
         expected = {t.workload: replace(base_expected, cpu_size=t.cpu_size or base_expected.cpu_size)
                     for t in session.trials}
         problems = {w.name: verify_endpoint(HOST, port, w, expected[w.name]) for w in session.workloads}
         keepalive = keeps_alive(HOST, port, session.workloads[0].path)
-        per_trial = session.trials[0].warmup_s + session.trials[0].duration_s
-        claims_async = stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
+        claims_async = session.stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
+        overlap: dict[str, str | None] = {}
         for spec, workload in zip(session.trials, session.workloads, strict=True):
-            self._progress(f"{stack.id} {workload.name}", per_trial)
-            problem = problems[workload.name]
-            if problem is not None:
-                self._record(TrialResult(spec, info, TrialStatus.INVALID_RESPONSE, now(), now(),
-                                         keepalive=keepalive, error=problem))
-                continue
-            checks: list[str] = []
             delay = {"db": spec.db_delay_s, "upstream": spec.upstream_delay_s}.get(workload.name)
-            if claims_async and delay:
-                started = time.monotonic()
+            found = None
+            if claims_async and delay and problems[workload.name] is None:
                 found = overlap_problem(port, workload.path, delay)
-                self.ledger.add("checks", time.monotonic() - started)
-                if found:
-                    checks.append(found)
-            result = self._measure(spec, workload, info, server, port, keepalive)
-            ceiling = self.ceiling(spec) if result.load is not None else None  # timed on its own line
-            validity = trial_checks(result, ceiling)
-            self._record(replace(result, checks=result.checks + tuple(checks) + validity))
+            overlap[workload.name] = found
+        self.ledger.add("checks", time.monotonic() - started)
+        return Live(session, info, server, port, keepalive, problems, overlap, role, proxy_role, launch)
 
-    def _measure(
-        self, spec: TrialSpec, workload: Workload, info: StackInfo, server: RunningServer, port: int,
-        keepalive: bool,
-    ) -> TrialResult:
-        started_at = now()
-        url = f"http://{HOST}:{port}{workload.path}"
-        work_dir = self.run_dir / "loadgen"
-        base = LoadRequest(
-            url=url, connections=spec.connections, duration_s=spec.duration_s, cpus=spec.loadgen_cpus,
-            requests=spec.requests, timeout_s=self.request_timeout_s, keepalive=self.keepalive, rate=spec.rate,
+    # -- measuring -----------------------------------------------------------------------------
+
+    def measure(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float = 0.0,
+                settle_s: float = 0.0) -> TrialResult:
+        """One window on a live server (after a warmup or a settle), checked and recorded."""
+        spec = replace(spec, launch=live.launch)
+        self._progress(f"{live.session.label} {workload.name}", spec.duration_s + warmup_s + settle_s)
+        problem = live.problems.get(workload.name)
+        if problem is not None:
+            result = TrialResult(spec, live.info, TrialStatus.INVALID_RESPONSE, now(), now(),
+                                 keepalive=live.keepalive, error=problem)
+            self.record(result)
+            return result
+        found = live.overlap.get(workload.name)
+        result = self._window(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
+        ceiling = self.ceiling(spec) if result.load is not None else None  # timed on its own line
+        validity = trial_checks(result, ceiling)
+        result = replace(result, checks=result.checks + ((found,) if found else ()) + validity)
+        self.record(result)
+        return result
+
+    def load_request(self, spec: TrialSpec, port: int, path: str) -> LoadRequest:
+        return LoadRequest(
+            url=f"http://{HOST}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
+            cpus=spec.loadgen_cpus, requests=spec.requests, timeout_s=self.request_timeout_s,
+            keepalive=self.keepalive, rate=spec.rate, label=spec.trial_id,
         )
-        load_average = os.getloadavg()
-        sessions: int | None = None
-        try:
-            if spec.warmup_s > 0:
-                started = time.monotonic()
-                warm_count = max(1, spec.requests // 5) if spec.requests else None
-                warm = replace(base, duration_s=spec.warmup_s, label=f"{spec.trial_id}.warmup", requests=warm_count)
-                self.generator.run(warm, work_dir)
-                self.ledger.add("warmups", time.monotonic() - started)
+
+    def prepare(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float, settle_s: float) -> None:
+        """Discarded load before a window: a warmup after a start, or a short settle between windows."""
+        base = self.load_request(spec, live.port, workload.path)
+        work_dir = self.run_dir / "loadgen"
+        if warmup_s > 0:
             started = time.monotonic()
-            harness_cpu = time.process_time()
+            warm_count = max(1, spec.requests // 5) if spec.requests else None
+            self.generator.run(replace(base, duration_s=warmup_s, label=f"{spec.trial_id}.warmup",
+                                       requests=warm_count), work_dir)
+            self.ledger.add("warmups", time.monotonic() - started)
+        if settle_s > 0:
+            started = time.monotonic()
+            self.settle(base, settle_s, work_dir)
+            self.ledger.add("settles", time.monotonic() - started)
+
+    def _window(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float,
+                settle_s: float) -> TrialResult:
+        started_at = now()
+        server = live.server
+        try:
+            self.prepare(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
+            load_average = os.getloadavg()
+            started = time.monotonic()
             with ExitStack() as sampling:
-                table = ProcessTable()
-                sampler = sampling.enter_context(ResourceSampler(self._roles(server, table), table=table)) \
-                    if self.sample_resources else None
                 peak = None
                 if self.backing is not None and self.backing.pgbouncer is not None \
                         and Needs.DATABASE in workload.needs:
                     peak = sampling.enter_context(PeakSampler(self.backing.db_sessions))
-                load = self.generator.run(replace(base, label=spec.trial_id), work_dir)
-            sessions = peak.peak if peak is not None else None
-            usages = with_harness(sampler.usages, time.process_time() - harness_cpu) if sampler is not None else ()
-            sampler_cpu = sampler.sampler_cpu_s if sampler is not None else None
+                usage = sampling.enter_context(self.accountant.window(peak_of=(live.role,))) \
+                    if self.sample_resources else None
+                load = self.generator.run(self.load_request(spec, live.port, workload.path), self.run_dir / "loadgen")
             self.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
             status = TrialStatus.LOADGEN_FAILED if server.alive() else TrialStatus.SERVER_FAILED
-            return TrialResult(spec, info, status, started_at, now(), keepalive=keepalive,
+            return TrialResult(spec, live.info, status, started_at, now(), keepalive=live.keepalive,
                                error=f"{exc}\n{server.log_tail()}".strip())
-        measured = {"resources": usages, "sampler_cpu_s": sampler_cpu, "load_average": load_average,
-                    "db_sessions": sessions}
+        status, error = TrialStatus.OK, None
         if not server.alive():
-            return TrialResult(spec, info, TrialStatus.SERVER_FAILED, started_at, now(), load=load,
-                               keepalive=keepalive, error=f"server exited during load\n{server.log_tail()}",
-                               **measured)  # type: ignore[arg-type]
-        return TrialResult(spec, info, TrialStatus.OK, started_at, now(), load=load, keepalive=keepalive,
-                           **measured)  # type: ignore[arg-type]
+            status, error = TrialStatus.SERVER_FAILED, f"server exited during load\n{server.log_tail()}"
+        return TrialResult(
+            spec, live.info, status, started_at, now(), load=load, keepalive=live.keepalive, error=error,
+            db_sessions=peak.peak if peak is not None else None,
+            resources=self.usages_for(live, usage) if usage is not None else (),
+            sampler_cpu_s=usage.sampler_cpu_s if usage is not None else None,
+            load_average=load_average,
+            cpu_source=self.accountant.source,
+            steal_s=usage.steal_s if usage is not None else None,
+        )
 
-
+    def usages_for(self, live: Live, usage: WindowUsage, partner: Live | None = None) -> tuple[ResourceUsage, ...]:
+        """The window's roles as a trial reports them: its own app as "app" (and its proxy as
+        "nginx"), a duet partner's as "partner", every other live server summed as idle-apps."""
+        out: list[ResourceUsage] = []
+        idle: list[ResourceUsage] = []
+        for role, u in usage.usages.items():
+            if role == live.role:
+                out.append(replace(u, role="app"))
+            elif live.proxy_role is not None and role == live.proxy_role:
+                out.append(replace(u, role="nginx"))
+            elif partner is not None and role in (partner.role, partner.proxy_role):
+                out.append(replace(u, role="partner" if role == partner.role else "partner-nginx"))
+            elif role.startswith("app-") or role.startswith("nginx-app-"):
+                idle.append(u)
+            else:
+                out.append(u)
+        if idle:
+            out.append(ResourceUsage(IDLE_APPS, sum(u.cpu_s for u in idle), sum(u.peak_rss_mb for u in idle),
+                                     sum(u.processes for u in idle), usage.window_s))
+        other = [u for u in out if u.role == OTHER]
+        return tuple(u for u in out if u.role != OTHER) + tuple(other)

@@ -33,7 +33,7 @@ def test_a_grid_of_two_knobs_plans_every_point_for_every_stack_and_round() -> No
 
 
 def test_threads_axis_does_not_multiply_stacks_without_threads() -> None:
-    options = RunOptions(stacks=("flask:gunicorn-gthread", "aiohttp:aiohttp"), workloads=("hello",), seed=1)
+    options = RunOptions(stacks=("flask:gunicorn-gthread", "aiohttp:aiohttp"), workloads=("hello",), seed=1, repeats=1)
     plan = make_plan(CATALOG, options, (0, 1), points_of(["threads=10,100,1000"]))
     per_stack = Counter(t.stack_id for t in plan.trials)
     assert per_stack == {"flask:gunicorn-gthread": 3, "aiohttp:aiohttp": 1}

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # The percentiles every generator reports; the spectrum keeps more points for later analysis.
 HEADLINE_PERCENTILES: tuple[float, ...] = (50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.9)
@@ -126,6 +126,19 @@ class TrialSpec:
     """A second name for the same stack (calibrate's A/A and A/B runs), '' otherwise."""
     app_env: tuple[tuple[str, str], ...] = ()
     """Extra environment given to the app (calibrate's known slowdown)."""
+    method: str = "restart"
+    """How the window was placed: restart (a server start per trial), interleaved (live
+    servers, short windows cycled in a random order per round) or duet (two stacks loaded
+    at once on the same CPUs)."""
+    launch: int = 0
+    """Which start of the server this window measured (the outer level of the statistics);
+    under the restart method every trial is its own launch."""
+    settle_s: float = 0.0
+    """Discarded load just before the window (interleaved and duet)."""
+    partner: str = ""
+    """Duet: the label of the stack loaded at the same time, '' otherwise."""
+    slot: int = 0
+    """Duet: 1 when this side's generator started first, 2 when second."""
 
     @property
     def cell(self) -> tuple[object, ...]:
@@ -176,6 +189,11 @@ class TrialResult:
     """CPU the resource sampler itself used during the window: its cost, measured."""
     load_average: tuple[float, float, float] | None = None
     """The machine's load average just before the warmup."""
+    cpu_source: str = "proc"
+    """Where the CPU and memory figures came from: cgroup-v1, cgroup-v2 (the kernel's
+    per-role accounting) or proc (the /proc sampler, where no cgroup could be made)."""
+    steal_s: float | None = None
+    """CPU time the hypervisor gave to other guests during the window, all CPUs (from /proc/stat)."""
 
     def usage(self, role: str) -> ResourceUsage | None:
         return next((r for r in self.resources if r.role == role), None)

@@ -79,6 +79,17 @@ def migrate(record: dict[str, Any], version: int) -> dict[str, Any]:
         if record.get("record") == "run":
             record = {**record, "schema_version": 3}
         version = 3
+    if version == 3:
+        # 4 added the measuring method: every earlier trial was its own server start (the
+        # restart method), so its launch is its round.
+        if record.get("record") == "run":
+            record = {**record, "schema_version": 4}
+        elif record.get("record") == "trial":
+            spec = dict(record.get("spec", {}))
+            spec.setdefault("method", "restart")
+            spec.setdefault("launch", int(spec.get("round", 0)))
+            record = {**record, "spec": spec}
+        version = 4
     return record
 
 

@@ -1,0 +1,1 @@
+"""The measuring stage: round scheduling, windows, per-role accounting."""

@@ -1,0 +1,267 @@
+"""Live servers and rounds: the interleaved and duet methods.
+
+A comparison set is every stack of one sweep point. A *launch* starts all of them once,
+verifies and warms each, and keeps them up for `rounds_per_launch` rounds; in each *round*
+every (stack, workload) gets one short window, in a fresh random order, each after a short
+discarded settle (randomized multiple interleaved trials, Abedi & Brecht 2017). Idle
+servers stay up on the stack CPUs. The duet method instead loads two stacks at once, the
+stack and the baseline, each with its own generator, in a random start order (Bulej et al.
+2020). A finished window is recorded at once; the stopping rule is asked after every round.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+
+from pywebbench.loadgen.base import LoadGenError
+from pywebbench.plan import Session
+from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
+from pywebbench.runner import LaunchFailed, Live, Runner, now
+from pywebbench.checks import trial_checks
+from pywebbench.workloads import Needs, Workload
+from pywebbench.services.backing import PeakSampler
+
+EQUAL_SHARES = 1024
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Wall time left for measuring: a round starts only if it should end before the deadline."""
+
+    deadline: float | None
+    """time.monotonic() value; None: no budget."""
+
+    def allows(self, seconds: float) -> bool:
+        return self.deadline is None or time.monotonic() + seconds <= self.deadline
+
+    def share(self, parts: int) -> Budget:
+        """An equal share of what is left, for one of `parts` sweep points still to run."""
+        if self.deadline is None or parts <= 1:
+            return self
+        return Budget(time.monotonic() + max(0.0, self.deadline - time.monotonic()) / parts)
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """Where the rounds of one comparison set come from, and when to stop adding them."""
+
+    sessions: Callable[[int], Sequence[Session]]
+    """The set's sessions for round r (a fresh random order each round)."""
+    first_round: int
+    min_rounds: int
+    """Rounds run whatever the stopping rule says (it needs at least two for an interval)."""
+    max_rounds: int
+    too_wide: Callable[[Sequence[TrialResult]], Sequence[str]] | None
+    """Labels whose interval is still wider than asked; None: no precision target."""
+    budget: Budget
+    baseline: str
+    """The duet partner of every other stack."""
+
+
+@dataclass(frozen=True)
+class SetOutcome:
+    rounds: int
+    launches: int
+    stopped: str
+    """Why adding rounds ended: precision, budget, max-rounds or rounds."""
+
+
+class Rounds:
+    """Runs the rounds of one comparison set on live servers, by the interleaved or duet method."""
+
+    def __init__(self, runner: Runner, *, method: str, rounds_per_launch: int, seed: int,
+                 on_note: Callable[[str], None] = lambda text: None) -> None:
+        self.runner = runner
+        self.method = method
+        self.rounds_per_launch = rounds_per_launch
+        self.rng = random.Random(seed)
+        self.on_note = on_note
+        self.launches = 0
+        self._round_seconds: list[float] = []
+
+    def run(self, plan: RoundPlan) -> SetOutcome:
+        results_before = len(self.runner.results)
+        round_no = plan.first_round
+        done = 0
+        stopped = "rounds"
+        lives: dict[str, Live] = {}
+        failures: dict[str, LaunchFailed] = {}
+        in_launch = 0
+        launches = 0
+        with ExitStack() as launch_stack:
+            while True:
+                if done >= plan.max_rounds:
+                    stopped = "max-rounds"
+                    break
+                if done >= 2 and not plan.budget.allows(self._round_estimate(lives)):
+                    stopped = "budget"
+                    break
+                if done >= plan.min_rounds:
+                    if plan.too_wide is None and plan.budget.deadline is None:
+                        break
+                    if plan.too_wide is not None and not plan.too_wide(self.runner.results[results_before:]):
+                        stopped = "precision"
+                        break
+                sessions = list(plan.sessions(round_no))
+                if not sessions:
+                    break
+                if in_launch == 0 or in_launch >= self.rounds_per_launch:
+                    launch_stack.close()
+                    self.runner.reset_pool()
+                    self.launches += 1
+                    launches += 1
+                    lives, failures = self._launch(launch_stack, sessions)
+                    in_launch = 0
+                self.runner.expect(sum(len(s.trials) for s in sessions))
+                started = time.monotonic()
+                if self.method == "duet":
+                    self._duet_round(sessions, lives, failures, plan.baseline)
+                else:
+                    self._interleaved_round(sessions, lives, failures)
+                self._round_seconds.append(time.monotonic() - started)
+                in_launch += 1
+                done += 1
+                round_no += 1
+        self.runner.reset_pool()
+        return SetOutcome(done, launches, stopped)
+
+    def _round_estimate(self, lives: dict[str, Live]) -> float:
+        if self._round_seconds:
+            return sorted(self._round_seconds)[len(self._round_seconds) // 2]
+        return 0.0
+
+    def _launch(self, stack: ExitStack, sessions: list[Session]) -> tuple[dict[str, Live], dict[str, LaunchFailed]]:
+        """Start every server of the set, in a random order, then warm each one."""
+        lives: dict[str, Live] = {}
+        failures: dict[str, LaunchFailed] = {}
+        order = list(sessions)
+        self.rng.shuffle(order)
+        for session in order:
+            try:
+                lives[session.label] = stack.enter_context(self.runner.launch(session, launch=self.launches))
+            except LaunchFailed as failed:
+                failures[session.label] = failed
+                self.on_note(f"{session.label} did not start: {failed.error.splitlines()[0]}")
+        for session in order:
+            live = lives.get(session.label)
+            if live is None:
+                continue
+            if self.method == "duet":
+                self.runner.accountant.weigh(live.role, EQUAL_SHARES)
+            for spec, workload in zip(session.trials, session.workloads, strict=True):
+                if spec.warmup_s > 0 and live.problems.get(workload.name) is None:
+                    try:
+                        self.runner.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=0.0)
+                    except LoadGenError as exc:
+                        self.on_note(f"{session.label} {workload.name}: warmup failed: {exc}")
+        return lives, failures
+
+    def _interleaved_round(self, sessions: list[Session], lives: dict[str, Live],
+                           failures: dict[str, LaunchFailed]) -> None:
+        windows = [(session, spec, workload) for session in sessions
+                   for spec, workload in zip(session.trials, session.workloads, strict=True)]
+        self.rng.shuffle(windows)
+        for session, spec, workload in windows:
+            live = lives.get(session.label)
+            if live is None:
+                self.runner.fail((spec,), failures[session.label])
+                continue
+            self.runner.measure(live, spec, workload, settle_s=spec.settle_s)
+
+    def _duet_round(self, sessions: list[Session], lives: dict[str, Live], failures: dict[str, LaunchFailed],
+                    baseline: str) -> None:
+        """Each stack against the baseline, loaded at the same time; the baseline's windows are
+        recorded once per partner."""
+        base = next((s for s in sessions if s.label == baseline), None)
+        assert base is not None, "execute refuses a duet without its baseline before anything starts"
+        pairs = [(session, spec, workload) for session in sessions if session.label != baseline
+                 for spec, workload in zip(session.trials, session.workloads, strict=True)]
+        self.rng.shuffle(pairs)
+        base_specs = {spec.workload: (spec, workload)
+                      for spec, workload in zip(base.trials, base.workloads, strict=True)}
+        for session, spec, workload in pairs:
+            partner_spec, _ = base_specs[workload.name]
+            mine = replace(spec, partner=baseline)
+            theirs = replace(partner_spec, partner=session.label,
+                             trial_id=f"{partner_spec.trial_id}@{session.label}")
+            live, partner = lives.get(session.label), lives.get(baseline)
+            if live is None or partner is None:
+                failed = failures.get(session.label) or failures[baseline]
+                self.runner.fail((mine, theirs), failed)
+                continue
+            self.duet_window(live, mine, partner, theirs, workload)
+
+    def duet_window(self, live: Live, spec: TrialSpec, partner: Live, partner_spec: TrialSpec,
+                    workload: Workload) -> None:
+        """Both stacks loaded at once, each by its own generator, the first to start chosen at random."""
+        runner = self.runner
+        sides = [(live, spec), (partner, partner_spec)]
+        for side, side_spec in sides:
+            problem = side.problems.get(workload.name)
+            if problem is not None:
+                for s, sp in sides:
+                    runner.record(TrialResult(replace(sp, launch=s.launch), s.info, TrialStatus.INVALID_RESPONSE,
+                                              now(), now(), keepalive=s.keepalive,
+                                              error=problem if s is side else f"partner {side.session.label}: {problem}"))
+                return
+        if self.rng.random() < 0.5:
+            sides.reverse()
+        specs = [replace(sp, launch=s.launch, slot=i + 1) for i, (s, sp) in enumerate(sides)]
+        started_at = now()
+        work_dir = runner.run_dir / "loadgen"
+        requests = [runner.load_request(sp, s.port, workload.path) for (s, _), sp in zip(sides, specs, strict=True)]
+        settles = [threading.Thread(target=runner.settle, args=(r, sp.settle_s, work_dir))
+                   for r, sp in zip(requests, specs, strict=True)]
+        started = time.monotonic()
+        for t in settles:
+            t.start()
+        for t in settles:
+            t.join()
+        runner.ledger.add("settles", time.monotonic() - started)
+        loads: list[object] = [None, None]
+
+        def drive(i: int) -> None:
+            try:
+                loads[i] = runner.generator.run(requests[i], work_dir)
+            except LoadGenError as exc:
+                loads[i] = exc
+
+        started = time.monotonic()
+        with ExitStack() as sampling:
+            peak = None
+            if runner.backing is not None and runner.backing.pgbouncer is not None \
+                    and Needs.DATABASE in workload.needs:
+                peak = sampling.enter_context(PeakSampler(runner.backing.db_sessions))
+            usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))
+            threads = [threading.Thread(target=drive, args=(i,)) for i in range(2)]
+            for t in threads:  # in the shuffled order: sides[0]'s generator starts first
+                t.start()
+            for t in threads:
+                t.join()
+        runner.ledger.add("measured windows", time.monotonic() - started)
+        for i, ((side, _), side_spec) in enumerate(zip(sides, specs, strict=True)):
+            other = sides[1 - i][0]
+            load = loads[i]
+            if isinstance(load, LoadGenError) or load is None:
+                status = TrialStatus.LOADGEN_FAILED if side.server.alive() else TrialStatus.SERVER_FAILED
+                runner.record(TrialResult(side_spec, side.info, status, started_at, now(), keepalive=side.keepalive,
+                                          error=f"{load}\n{side.server.log_tail()}".strip()))
+                continue
+            assert isinstance(load, LoadResult)
+            status, error = TrialStatus.OK, None
+            if not side.server.alive():
+                status, error = TrialStatus.SERVER_FAILED, f"server exited during load\n{side.server.log_tail()}"
+            found = side.overlap.get(workload.name)
+            result = TrialResult(
+                side_spec, side.info, status, started_at, now(), load=load, keepalive=side.keepalive, error=error,
+                db_sessions=peak.peak if peak is not None else None,
+                resources=runner.usages_for(side, usage, partner=other), sampler_cpu_s=usage.sampler_cpu_s,
+                cpu_source=runner.accountant.source, steal_s=usage.steal_s,
+            )
+            result = replace(result, checks=((found,) if found else ()) + trial_checks(result, None))
+            runner.record(result)
