@@ -249,7 +249,14 @@ def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult]
     return Paired(ratios, ratio_interval(ratios), ratio_interval(cpu), statistic_value(cpu))
 
 
-def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: Aggregation | None = None) -> Summary:
+def run_baseline(results: ResultSet) -> str:
+    """The stack every ratio is to: the run's own (calibrate's A), else the catalog's baseline."""
+    stored = results.header.options.get("baseline")
+    return stored if isinstance(stored, str) and stored else BASELINE_STACK
+
+
+def summarize(results: ResultSet, baseline: str | None = None, aggregation: Aggregation | None = None) -> Summary:
+    baseline = baseline or run_baseline(results)
     how = aggregation or run_aggregation(results)
     ceilings = recorded_ceilings(results)
     groups = _group(latest_trials(results.trials))
@@ -299,7 +306,12 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: A
         worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
         note = next((t.error for t in trials if t.error), None)
         checks = list(dict.fromkeys(c for t in trials for c in rechecked(t, ceilings)))
-        spread = spread_check(rps_ci, rps, len(values))
+        if paired is not None and paired.interval is not None:
+            spread = spread_check((paired.interval.low, paired.interval.high), paired.interval.center, len(values))
+        elif paired is None:
+            spread = spread_check(rps_ci, rps, len(values))
+        else:
+            spread = None
         if spread:
             checks.append(spread)
         rss = usage("app", lambda t, u: u.peak_rss_mb)
@@ -352,7 +364,8 @@ def summarize(results: ResultSet, baseline: str = BASELINE_STACK, aggregation: A
             )
         )
     rows = _with_ties(rows, groups, baseline)
-    rows.sort(key=lambda r: (repr(r.spec.cell), -(r.rps or -1.0), r.label))
+    # Paired rows rank by their ratio, the figure their ties are decided on.
+    rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method != "restart" else r.rps) or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))
 
 
@@ -417,6 +430,6 @@ def precision_note(results: ResultSet, summary: Summary) -> str | None:
     wide = wide_rows(summary.rows, float(precision))
     rounds = max((t.spec.round for t in results.trials), default=0)
     if not wide:
-        return f"precision: every interval within ±{float(precision):.0%} after {rounds} rounds"
-    return (f"precision: {len(wide)} of {len(rows)} intervals still wider than ±{float(precision):.0%} after "
-            f"{rounds} rounds (the round limit): {', '.join(sorted({r.label for r in wide}))}")
+        return f"precision: every interval within ±{float(precision):.1%} after {rounds} rounds"
+    return (f"precision: {len(wide)} of {len(rows)} intervals still wider than ±{float(precision):.1%} when the "
+            f"run stopped after {rounds} rounds (its budget or round limit): {', '.join(sorted({r.label for r in wide}))}")

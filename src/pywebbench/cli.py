@@ -51,8 +51,10 @@ from pywebbench.runner import Progress
 from pywebbench.sweep import parse_knobs
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-CALIBRATE_PRECISION = 0.015
-"""calibrate stops adding rounds once A/A and A/B are both within ±1.5% (or --budget is spent)."""
+SLOWDOWN_PER_HALF_WIDTH = 3.5
+"""calibrate stops adding rounds once A/A and A/B are both within ±slowdown/3.5 (1.4% for a 5%
+slowdown), where the smallest detectable difference (about 1.43 half-widths) is well under the
+slowdown, or when --budget is spent."""
 SIZING_ROUNDS = 3
 
 
@@ -381,7 +383,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     if args.stacks is None:
         defaults["stacks"] = (BASELINE_STACK,)
     if args.precision is None:
-        defaults["precision"] = CALIBRATE_PRECISION
+        defaults["precision"] = args.slowdown / SLOWDOWN_PER_HALF_WIDTH
     options, _ = _options(args, defaults)
     if len(options.stacks) != 1:
         raise UserError("calibrate takes one --stack (the same stack runs as A, A again, and B)")

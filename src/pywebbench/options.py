@@ -90,7 +90,7 @@ class RunOptions:
     stacks: tuple[str, ...] = DEFAULT_SUITE
     workloads: tuple[str, ...] = ("hello",)
     connections: int = 100
-    duration_s: float = 5.0
+    duration_s: float = 4.0
     warmup_s: float = 2.0
     workers: int | None = None
     threads: int | None = None
@@ -131,7 +131,7 @@ class RunOptions:
     workload_requests: tuple[tuple[str, int], ...] = ()
     """Per-workload request counts for ab, where a seed used one per workload."""
     method: str = "interleaved"
-    settle_s: float = 0.5
+    settle_s: float = 0.25
     """Discarded load before each interleaved or duet window, so the window does not start
     on the previous stack's tail."""
     rounds_per_launch: int = 10

@@ -43,9 +43,12 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
             title_justify="left",
         )
         open_loop = spec.rate is not None
+        paired = any(r.method != "restart" for r in rows)
+        ratio_columns = (("Ratio", "right"), ("Ratio 95% CI", "right"), ("Tie", "center")) if paired \
+            else (("95% CI", "right"), ("Ratio", "right"))
         for name, justify in (
             ("Framework", "left"), ("Server", "left"), ("Type", "left"), ("Workers", "right"),
-            ("Req/s", "right"), ("95% CI", "right"), ("Ratio", "right"), ("P50 ms", "right"),
+            ("Req/s", "right"), *ratio_columns, ("P50 ms", "right"),
             ("P99 ms", "right"), *((("P99 uncorr.", "right"),) if open_loop else ()),
             ("CPU ms/req", "right"), ("RSS MB", "right"), ("Errors", "right"), ("#DB", "right"),
             ("Keep-alive", "center"), ("Valid", "left"),
@@ -54,9 +57,11 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         for row in rows:
             valid = validity_label(row)
             name = row.stack.framework_title + (f" #{row.spec.alias}" if row.spec.alias else "")
+            ratio_cells = (_num(row.ratio, ".3f"), _ci(row.ratio_ci, ".3f"), _tie(row, rows)) if paired \
+                else (_ci(row.rps_ci, ",.0f"), _num(row.ratio, ".2f"))
             table.add_row(
                 name, server_label(row.stack), row.stack.concurrency, workers_label(row.stack),
-                _num(row.rps, ",.0f"), _ci(row.rps_ci, ",.0f"), _num(row.ratio, ".2f"), _num(row.p50_ms, ".1f"),
+                _num(row.rps, ",.0f"), *ratio_cells, _num(row.p50_ms, ".1f"),
                 _num(row.p99_ms, ".1f"), *((_num(row.uncorrected_p99_ms, ".1f"),) if open_loop else ()),
                 _num(row.cpu_ms_per_req, ".3f"), _num(row.rss_mb, ",.0f"), str(row.errors),
                 "-" if row.db_sessions is None else str(row.db_sessions),
@@ -71,8 +76,15 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
     else:
         console.print(f"Ratio: req/s relative to {summary.baseline} measured in the same run.")
     rounds = max((t.spec.round for t in results.trials), default=1)
-    console.print(f"Req/s: the {run_aggregation(results).value} of {rounds} round(s); 95% CI by bootstrap over "
-                  "rounds. CPU ms/req: the app server's CPU per request; RSS: its peak, all processes.")
+    paired_rows = [r for r in summary.rows if r.method != "restart"]
+    if paired_rows:
+        console.print(method_note(paired_rows))
+    else:
+        console.print(f"Req/s: the {run_aggregation(results).value} of {rounds} round(s); 95% CI by bootstrap over "
+                      "rounds (restart method: a server start per trial).")
+    sources = sorted({r.cpu_source for r in summary.rows if r.cpu_source})
+    console.print("CPU ms/req: the app server's CPU per request; RSS: its peak memory"
+                  + (f" (from {', '.join(sources)})." if sources else "."))
     costs = [t.sampler_cpu_s / t.load.duration_s * 100 for t in results.trials
              if t.sampler_cpu_s is not None and t.load is not None and t.load.duration_s > 0]
     if costs:
@@ -91,6 +103,30 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
     for name in sorted(advised):
         console.print(f"  {name}: {advice(name)}")
     return buffer.getvalue()
+
+
+def method_note(rows: list[Row]) -> str:
+    """What the paired method did and how to read its intervals and ties."""
+    method = rows[0].method
+    rounds = max(r.rounds for r in rows)
+    launches = max(r.launches for r in rows)
+    spec = rows[0].spec
+    text = (f"Method: {method}, {rounds} rounds in {launches} launch(es), {spec.duration_s:g}s windows after "
+            f"{spec.settle_s:g}s settles. Ratio: to the baseline within each round (a 10%-trimmed geometric "
+            "mean over rounds); its 95% interval by bootstrap over rounds nested in launches. Rows with the "
+            "same Tie number are tied: the interval of their own paired ratio holds 1.")
+    if method == "duet":
+        text += (" Duet: each stack was loaded at the same time as the baseline, on the same CPUs with equal "
+                 "CPU shares, so the ratio is relative efficiency under a shared CPU; it answers CPU-bound "
+                 "comparisons, not stacks limited by waiting (a database behind few workers).")
+    return text
+
+
+def _tie(row: Row, rows: list[Row]) -> str:
+    if row.tie_group is None:
+        return "-"
+    shared = sum(1 for r in rows if r.tie_group == row.tie_group) > 1
+    return f"={row.tie_group}" if shared else str(row.tie_group)
 
 
 def _ci(ci: tuple[float, float] | None, fmt: str) -> str:
