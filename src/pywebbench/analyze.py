@@ -397,8 +397,9 @@ def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], lis
         items = []
         for row in cell_rows:
             if row.label == baseline:
-                ones = [Observation(o.launch, o.round, 1.0) for o in observations(base, rps_of)]
-                items.append((row.label, ones))
+                # A duet baseline has a window per partner in each round: one "1" per round.
+                keys = dict.fromkeys((o.launch, o.round) for o in observations(base, rps_of))
+                items.append((row.label, [Observation(launch, round_no, 1.0) for launch, round_no in keys]))
             else:
                 items.append((row.label, list(paired_to_baseline(groups[(row.label, cell)], base, row.label).ratios)))
         groups_of = dict(rank_with_ties(items))

@@ -12,10 +12,9 @@ detect at 80% power.
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import asdict, dataclass
 
-from pywebbench.analyze import Row, cpu_per_request, summarize
+from pywebbench.analyze import Row, summarize
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.paired import min_detectable
@@ -36,22 +35,31 @@ def calibration_variants(catalog: Catalog, stack_id: str, extra_us: float) -> tu
             Variant(stack, "B", ((EXTRA_WORK_ENV, f"{extra_us:.1f}"),)))
 
 
+SIZING_PROBE_US = 40.0
+"""The extra work B gets in the sizing phase, large enough to be measured in a few rounds."""
+
+
 def sizing_variants(catalog: Catalog, stack_id: str) -> tuple[Variant, ...]:
-    return calibration_variants(catalog, stack_id, 0.0)[:1]
+    a, _, b = calibration_variants(catalog, stack_id, SIZING_PROBE_US)
+    return a, b
 
 
-def extra_work_us(cpu_s_per_request: float, slowdown: float) -> float:
-    """Extra CPU per request that makes a CPU-bound stack `slowdown` slower in req/s:
-    t / (t + x) = 1 - s  =>  x = t * s / (1 - s)."""
-    return cpu_s_per_request * 1e6 * slowdown / (1.0 - slowdown)
+def size_extra_work(results: ResultSet, slowdown: float) -> tuple[float, float, float]:
+    """(extra us for B, A's CPU us per request, the app's CPU per us of nominal spin).
 
-
-def measured_cpu_per_request(results: ResultSet) -> float:
-    """The median CPU seconds per request of the sizing run's windows (from the app's cgroup)."""
-    values = [v for t in results.trials if t.valid and (v := cpu_per_request(t)) is not None]
-    if not values:
-        raise UserError("the sizing run measured no CPU per request for A (see its logs)")
-    return statistics.median(values)
+    Makes a CPU-bound stack `slowdown` slower in req/s: its CPU per request t must grow to
+    t / (1 - s), by t * s / (1 - s). A nominal microsecond of spin costs the running app more
+    than a microsecond (measured 2-2.4x here: caches, queueing), so the sizing run loads A and
+    B with a probe of SIZING_PROBE_US and divides by what the kernel saw the probe cost.
+    """
+    rows = {r.spec.alias: r for r in summarize(results).rows}
+    a, b = rows.get("A"), rows.get("B")
+    if a is None or b is None or a.cpu_ms_per_req is None or b.cpu_ratio is None:
+        raise UserError("the sizing run measured no CPU per request for A and B (see its logs)")
+    cpu_a_us = a.cpu_ms_per_req * 1000
+    cost = max(0.25, cpu_a_us * (b.cpu_ratio - 1.0) / SIZING_PROBE_US)
+    wanted_us = cpu_a_us * slowdown / (1.0 - slowdown)
+    return wanted_us / cost, cpu_a_us, cost
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,10 @@ class Calibration:
     injected_slowdown: float
     """The B variant's expected req/s slowdown as a fraction, if A is CPU-bound."""
     extra_us: float
-    """Extra CPU per request B spends, sized from A's measured CPU per request."""
+    """Nominal spin B adds per request, sized from A's measured CPU per request and the measured
+    cost of a nominal microsecond (sizing_cost)."""
+    sizing_cost: float | None
+    """CPU the app spent per nominal microsecond of spin in the sizing run."""
     detected: bool | None
     """The A/B interval excludes 1: the known slowdown was seen."""
     mde: float | None
@@ -104,8 +115,8 @@ class Calibration:
             f"launch(es), {self.window_s:g}s windows after {self.settle_s:g}s settles, {self.wall_s / 60:.1f} min; "
             f"CPU from {self.cpu_source}",
             f"  A/A: req/s ratio {self.aa_ratio or 0:.4f} {ci(self.aa_ci)}: {aa[self.aa_contains_one]}",
-            f"  A/B: B spends {self.extra_us:,.0f} us more CPU per request (sized to slow a CPU-bound stack by "
-            f"{pct(self.injected_slowdown)}; measured {self.injected_measured_us or 0:,.0f} us more); "
+            f"  A/B: B spins {self.extra_us:,.1f} us more per request, sized to slow a CPU-bound stack by "
+            f"{pct(self.injected_slowdown)} (the kernel saw {self.injected_measured_us or 0:,.1f} us more); "
             f"req/s ratio {self.ab_ratio or 0:.4f} {ci(self.ab_ci)}: {ab[self.detected]}",
             f"  CPU per request: A {self.cpu_us_per_req_a or 0:,.0f} us; A2/A {self.cpu_aa_ratio or 0:.4f} "
             f"{ci(self.cpu_aa_ci)}, B/A {self.cpu_ab_ratio or 0:.4f} {ci(self.cpu_ab_ci)}",
@@ -125,7 +136,8 @@ def _pair(ci: tuple[float, float] | None) -> tuple[float, float] | None:
     return None if ci is None else (round(ci[0], 5), round(ci[1], 5))
 
 
-def calibrate_report(results: ResultSet, *, extra_us: float, slowdown: float, wall_s: float) -> Calibration:
+def calibrate_report(results: ResultSet, *, extra_us: float, slowdown: float, wall_s: float,
+                     sizing_cost: float | None = None) -> Calibration:
     rows = list(summarize(results, baseline=_baseline(results)).rows)
     a, a2, b = _row(rows, "A"), _row(rows, "A2"), _row(rows, "B")
     if a is None or a2 is None or b is None:
@@ -142,6 +154,7 @@ def calibrate_report(results: ResultSet, *, extra_us: float, slowdown: float, wa
         aa_ratio=a2.ratio, aa_ci=_pair(a2.ratio_ci),
         aa_contains_one=None if a2.ratio_ci is None else a2.ratio_ci[0] <= 1.0 <= a2.ratio_ci[1],
         ab_ratio=b.ratio, ab_ci=_pair(b.ratio_ci), injected_slowdown=slowdown, extra_us=extra_us,
+        sizing_cost=sizing_cost,
         detected=None if b.ratio_ci is None else b.ratio_ci[1] < 1.0,
         mde=max(mdes) if mdes else None,
         cpu_us_per_req_a=cpu_a, cpu_us_per_req_b=cpu_b, injected_measured_us=injected,

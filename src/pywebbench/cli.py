@@ -22,8 +22,7 @@ from pywebbench.calibrate import (
     DEFAULT_SLOWDOWN,
     calibrate_report,
     calibration_variants,
-    extra_work_us,
-    measured_cpu_per_request,
+    size_extra_work,
     sizing_variants,
 )
 from pywebbench.catalog.model import Stack
@@ -394,8 +393,9 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     run_dir = _run_dir(options, None)
     table = sys.stderr if args.json else sys.stdout
     extra_us = args.extra_us
+    sizing_cost: float | None = None
     if extra_us is None:
-        err.print(f"sizing: A's CPU per request, to size B's extra work for a {args.slowdown:.0%} slowdown")
+        err.print(f"sizing: A's CPU per request and what a spin costs, for a {args.slowdown:.0%} slowdown of B")
         sized = sizing_variants(catalog, stack_id)
         sizing = Job("calibrate", replace(options, method="interleaved", repeats=SIZING_ROUNDS, precision=None,
                                          budget_s=None, out_dir=run_dir / "sizing"),
@@ -403,8 +403,9 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
         outcome = _execute(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")
         if outcome.status != "complete":
             return 130
-        extra_us = extra_work_us(measured_cpu_per_request(load_results(outcome.run_dir)), args.slowdown)
-        err.print(f"sizing: B gets {extra_us:,.0f} us of extra CPU per request")
+        extra_us, cpu_a_us, sizing_cost = size_extra_work(load_results(outcome.run_dir), args.slowdown)
+        err.print(f"sizing: A spends {cpu_a_us:,.0f} us per request, a nominal us of spin costs "
+                  f"{sizing_cost:.2f} us: B spins {extra_us:,.1f} us per request")
     spent = time.monotonic() - started
     budget = None if options.budget_s is None else max(1.0, options.budget_s - spent)
     variants = calibration_variants(catalog, stack_id, extra_us)
@@ -412,7 +413,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
               extra={"extra_us": extra_us, "slowdown": args.slowdown})
     outcome = _execute(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")
     report = calibrate_report(load_results(outcome.run_dir), extra_us=extra_us, slowdown=args.slowdown,
-                              wall_s=time.monotonic() - started)
+                              wall_s=time.monotonic() - started, sizing_cost=sizing_cost)
     (outcome.run_dir / "calibration.json").write_text(report.to_json())
     if args.json:
         print(json.dumps(asdict(report)))

@@ -134,6 +134,15 @@ def wide_labels(run_dir: Path, precision: float) -> set[str]:
     return {row.label for row in wide_rows(summarize(load_results(run_dir)).rows, precision)}
 
 
+def _complete_rounds(trials: Sequence[TrialResult]) -> int:
+    """Rounds in which every stack and workload of the run got its window."""
+    members = {(t.spec.label, t.spec.workload, t.spec.cell) for t in trials}
+    per_round: dict[int, set[tuple[object, ...]]] = {}
+    for t in trials:
+        per_round.setdefault(t.spec.round, set()).add((t.spec.label, t.spec.workload, t.spec.cell))
+    return sum(1 for seen in per_round.values() if seen == members)
+
+
 def rows_of(trials: Sequence[TrialResult], baseline: str) -> tuple[Row, ...]:
     """Report rows of trials still being measured (the stopping rule reads them each round)."""
     return summarize(ResultSet(_LIVE_HEADER, tuple(trials)), baseline=baseline).rows
@@ -166,7 +175,7 @@ def _too_wide(baseline: str, precision: float) -> Callable[[Sequence[TrialResult
 
 def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tuple[int, ...],
                 extra: tuple[Variant, ...], budget: Budget, baseline: str,
-                on_note: Callable[[str], None], start_round: int = 1) -> int:
+                on_note: Callable[[str], None], start_round: int = 1, min_rounds: int | None = None) -> int:
     """The interleaved and duet methods: each sweep point its own set of live servers."""
     options = job.options
     points = job.points
@@ -180,7 +189,8 @@ def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tu
             return one.sessions
         too_wide = _too_wide(baseline, options.precision) if options.precision else None
         outcome = rounds.run(RoundPlan(
-            sessions=sessions, first_round=start_round, min_rounds=options.rounds, max_rounds=options.max_rounds,
+            sessions=sessions, first_round=start_round,
+            min_rounds=options.rounds if min_rounds is None else min_rounds, max_rounds=options.max_rounds,
             too_wide=too_wide, budget=budget.share(len(points) - index), baseline=baseline))
         most = max(most, outcome.rounds)
         where = f" at {point_label(point)}" if point else ""
@@ -209,12 +219,16 @@ def execute(
     plan = make_plan(catalog, options, cpus, points, variants=job.variants, extra=extra,
                      rounds=range(1, first_rounds + 1))
     start_round = 1
+    min_rounds: int | None = None
     if resume is not None:
         if paired:
-            # A finished window is kept; the resumed run adds rounds after the last recorded one.
+            # A finished window is kept (its pairs still count); the resumed run adds the rounds
+            # still missing, numbered after the last recorded one.
             start_round = max((t.spec.round for t in resume.trials), default=0) + 1
-            on_note(f"resuming {run_dir}: {len(resume.trials)} windows already recorded; new rounds start at "
-                    f"{start_round}")
+            complete = _complete_rounds(resume.trials)
+            min_rounds = max(0, options.rounds - complete)
+            on_note(f"resuming {run_dir}: {len(resume.trials)} windows already recorded ({complete} whole "
+                    f"rounds); new rounds start at {start_round}")
         else:
             done = {t.spec.trial_id for t in resume.trials}
             plan = _missing_only(plan, done)
@@ -276,7 +290,8 @@ def execute(
             )
             runner.ledger.add("service starts", time.monotonic() - service_start)
             if paired:
-                rounds = _run_rounds(job, runner, plan, catalog, cpus, extra, budget, baseline, on_note, start_round)
+                rounds = _run_rounds(job, runner, plan, catalog, cpus, extra, budget, baseline, on_note, start_round,
+                                     min_rounds)
             else:
                 runner.run(plan)
                 while options.precision and rounds < options.max_rounds and budget.allows(0.0):

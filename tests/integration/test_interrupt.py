@@ -1,4 +1,6 @@
-"""Ctrl-C mid-run: finished trials stay in the results file and no process is left behind."""
+"""Ctrl-C mid-run under the restart method: finished trials stay and no process is left behind.
+
+The interleaved method's Ctrl-C test is in test_interleaved.py."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from .conftest import ROOT
 
 
 def test_sigint_mid_run_keeps_finished_trials_and_leaves_nothing(tmp_path: Path) -> None:
-    argv = [sys.executable, "-m", "pywebbench", "run", "--duration", "4", "--warmup", "0",
+    argv = [sys.executable, "-m", "pywebbench", "run", "--method", "restart", "--duration", "4", "--warmup", "0",
             "--connections", "10", "--out", str(tmp_path),
             "--stack", "flask:gunicorn-sync", "--stack", "flask:gunicorn-gthread", "--stack", "bottle:gunicorn-sync"]
     harness = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -14,7 +14,7 @@ THREE_TYPES = ("flask:gunicorn-sync", "flask:gunicorn-gevent", "starlette:uvicor
 
 
 def test_three_stack_types_under_wrk_are_valid_with_ratios(tmp_path: Path) -> None:
-    args = ["run", "--duration", "1", "--warmup", "0.5", "--connections", "20", "--out", str(tmp_path)]
+    args = ["run", "--duration", "1", "--warmup", "0.5", "--connections", "20", "--repeats", "1", "--out", str(tmp_path)]
     for stack in THREE_TYPES:
         args += ["--stack", stack]
     done = pywebbench(*args)
@@ -40,7 +40,7 @@ def test_three_stack_types_under_wrk_are_valid_with_ratios(tmp_path: Path) -> No
 
 def test_ab_fixed_count_gives_the_same_result_type(tmp_path: Path) -> None:
     done = pywebbench("run", "--stack", "starlette:uvicorn", "--generator", "ab", "--requests", "500",
-                      "--connections", "10", "--warmup", "0", "--out", str(tmp_path))
+                      "--connections", "10", "--warmup", "0", "--repeats", "1", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     (trial,) = load_results(tmp_path).trials
     assert trial.valid, trial.error

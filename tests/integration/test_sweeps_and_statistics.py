@@ -20,7 +20,8 @@ TWO = ("--stack", "flask:gunicorn-sync", "--stack", "starlette:uvicorn")
 
 
 def test_a_small_real_sweep_lands_in_one_file_with_a_ranking_view(tmp_path: Path) -> None:
-    done = pywebbench("sweep", *TWO, *SHORT, "--knob", "connections=2,20", "--seed", "5", "--out", str(tmp_path))
+    done = pywebbench("sweep", *TWO, *SHORT, "--repeats", "1", "--knob", "connections=2,20", "--seed", "5",
+                      "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "plan: 2 stacks x 1 workloads x 2 sweep points x 1 rounds = 4 trials" in done.stderr
     results = load_results(tmp_path)
@@ -35,7 +36,7 @@ def test_a_small_real_sweep_lands_in_one_file_with_a_ranking_view(tmp_path: Path
 
 def test_an_interrupted_sweep_resumes_with_only_the_missing_trials(tmp_path: Path) -> None:
     # Long enough that Ctrl-C lands mid-sweep even on a slow machine: 8 trials of 2 s.
-    argv = [sys.executable, "-m", "pywebbench", "sweep", *TWO, "--duration", "2", "--warmup", "0.3",
+    argv = [sys.executable, "-m", "pywebbench", "sweep", *TWO, "--method", "restart", "--duration", "2", "--warmup", "0.3",
             "--knob", "connections=5,10,20,40", "--seed", "9", "--out", str(tmp_path)]
     harness = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True)
@@ -65,12 +66,14 @@ def test_an_interrupted_sweep_resumes_with_only_the_missing_trials(tmp_path: Pat
 
 
 def test_calibrate_and_compare_run_for_real(tmp_path: Path) -> None:
-    cal = pywebbench("calibrate", *SHORT, "--repeats", "2", "--extra-us", "2000", "--out", str(tmp_path / "cal"))
+    cal = pywebbench("calibrate", *SHORT, "--repeats", "2", "--max-rounds", "2", "--extra-us", "2000",
+                     "--out", str(tmp_path / "cal"))
     assert cal.returncode == 0, cal.stderr[-3000:]
-    assert "A/A (noise)" in cal.stdout and "A/B (power)" in cal.stdout
+    assert "A/A:" in cal.stdout and "A/B:" in cal.stdout
     report = json.loads((tmp_path / "cal" / "calibration.json").read_text())
-    # 2 ms of spin per request: far above this machine's noise in CPU per request (about 1 ms here)
-    assert report["repeats"] == 2 and report["cpu_us_per_req_b"] > report["cpu_us_per_req_a"] + 1000
+    # 2 ms of spin per request: far above this machine's noise in CPU per request
+    assert report["rounds"] == 2 and report["cpu_us_per_req_b"] > report["cpu_us_per_req_a"] + 1000
+    assert report["detected"] is True
     aliases = Counter(t.spec.alias for t in load_results(tmp_path / "cal").trials)
     assert aliases == {"A": 2, "A2": 2, "B": 2}
     runs = []

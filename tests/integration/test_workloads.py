@@ -9,7 +9,7 @@ from pywebbench.results.store import load_results
 
 from .conftest import pywebbench
 
-SHORT = ("--duration", "1", "--warmup", "0.5", "--db-rows", "20000")
+SHORT = ("--duration", "1", "--warmup", "0.5", "--settle", "0.2", "--db-rows", "20000", "--repeats", "1")
 
 
 def _overlap(checks: tuple[str, ...]) -> list[str]:

@@ -1,0 +1,144 @@
+"""The interleaved and duet methods on real stacks: rounds, paired ratios, cgroups, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import psutil
+
+from pywebbench.analyze import summarize
+from pywebbench.results.store import load_results, results_path
+
+from .conftest import ROOT, pywebbench
+
+SHORT = ("--duration", "1", "--warmup", "0.5", "--settle", "0.2", "--connections", "20")
+THREE = ("--stack", "flask:gunicorn-sync", "--stack", "falcon:gunicorn-sync", "--stack", "starlette:uvicorn")
+
+
+def _cgroup_dirs(run_id: str) -> list[Path]:
+    return [p for p in Path("/sys/fs/cgroup").glob(f"*/pywebbench-{run_id}")] + \
+        [p for p in Path("/sys/fs/cgroup").glob(f"pywebbench-{run_id}")]
+
+
+def test_three_stacks_interleave_with_paired_intervals_and_cgroup_cpu(tmp_path: Path) -> None:
+    done = pywebbench("run", *THREE, *SHORT, "--repeats", "4", "--rounds-per-launch", "2", "--seed", "5",
+                      "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = load_results(tmp_path)
+    assert results.complete and all(t.valid for t in results.trials)
+    # every stack once per round, four rounds, two launches of two rounds each
+    assert Counter(t.spec.round for t in results.trials) == {1: 3, 2: 3, 3: 3, 4: 3}
+    assert {t.spec.launch for t in results.trials} == {1, 2}
+    assert all(t.spec.method == "interleaved" and t.spec.settle_s == 0.2 for t in results.trials)
+    # the order within rounds is not the same every time (random per round)
+    orders = [tuple(t.spec.stack_id for t in results.trials if t.spec.round == r) for r in range(1, 5)]
+    assert len(set(orders)) > 1
+    assert {t.cpu_source for t in results.trials} == {"cgroup-v1"} or \
+        {t.cpu_source for t in results.trials} == {"cgroup-v2"}
+    for t in results.trials:
+        app = t.usage("app")
+        assert app is not None and app.cpu_s > 0.05 and app.peak_rss_mb > 5
+        idle = t.usage("idle-apps")
+        assert idle is not None and idle.cpu_s < 0.5 * app.cpu_s  # the other two servers sat idle
+    rows = summarize(results).rows
+    for row in rows:
+        assert row.ratio is not None and row.ratio_ci is not None and row.tie_group is not None
+        assert row.rounds == 4 and row.launches == 2
+        if row.label != "flask:gunicorn-sync":
+            assert row.ratio_interval is not None and row.ratio_ci[0] <= row.ratio <= row.ratio_ci[1]
+            assert row.cpu_ratio is not None and row.cpu_ratio_ci is not None
+    assert "Ratio 95% CI" in done.stdout and "Method: interleaved" in done.stdout
+    assert _cgroup_dirs(results.header.run_id) == []
+
+
+def test_duet_loads_each_stack_beside_the_baseline(tmp_path: Path) -> None:
+    done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--stack", "falcon:gunicorn-sync", *SHORT,
+                      "--method", "duet", "--repeats", "3", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = load_results(tmp_path)
+    assert all(t.valid and t.spec.method == "duet" for t in results.trials)
+    falcon = [t for t in results.trials if t.spec.stack_id == "falcon:gunicorn-sync"]
+    base = [t for t in results.trials if t.spec.stack_id == "flask:gunicorn-sync"]
+    assert len(falcon) == len(base) == 3
+    assert all(t.spec.partner == "flask:gunicorn-sync" for t in falcon)
+    assert all(t.spec.partner == "falcon:gunicorn-sync" for t in base)
+    for round_no in (1, 2, 3):  # one generator started first, the other second, in each window
+        slots = sorted(t.spec.slot for t in results.trials if t.spec.round == round_no)
+        assert slots == [1, 2]
+    assert all(t.usage("partner") is not None for t in results.trials)
+    assert "Duet:" in done.stdout
+
+
+def test_duet_without_the_baseline_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    done = pywebbench("run", "--stack", "falcon:gunicorn-sync", "--method", "duet", "--out", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "baseline" in done.stderr
+    assert not results_path(tmp_path).exists()
+
+
+def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Path) -> None:
+    done = pywebbench("calibrate", "--json", "--budget", "40s", "--duration", "1", "--warmup", "0.5",
+                      "--settle", "0.2", "--connections", "20", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(done.stdout)
+    for key in ("aa_ratio", "aa_ci", "ab_ratio", "ab_ci", "injected_slowdown", "detected", "mde", "rounds",
+                "wall_s"):
+        assert key in figures, key
+    assert figures["injected_slowdown"] == 0.05 and figures["extra_us"] > 0
+    assert figures["rounds"] >= 2 and len(figures["aa_ci"]) == 2 and len(figures["ab_ci"]) == 2
+    assert figures["wall_s"] < 90
+    assert figures["cpu_source"].startswith("cgroup")
+    # B was given work sized from A's own CPU per request, and the kernel saw it spend more
+    assert figures["injected_measured_us"] > 0
+    assert (tmp_path / "calibration.json").exists()
+
+
+def test_ctrl_c_mid_round_keeps_finished_windows_and_leaves_nothing(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "pywebbench", "run", *THREE, "--duration", "2", "--warmup", "0.5",
+            "--settle", "0.2", "--connections", "10", "--repeats", "5", "--out", str(tmp_path)]
+    harness = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    seen: set[int] = set()
+    path = results_path(tmp_path)
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline and harness.poll() is None:
+            try:
+                seen.update(p.pid for p in psutil.Process(harness.pid).children(recursive=True))
+            except psutil.NoSuchProcess:
+                break
+            if path.exists() and path.read_text().count('"record": "trial"') >= 4:
+                time.sleep(1.0)  # inside the second round's second window
+                seen.update(p.pid for p in psutil.Process(harness.pid).children(recursive=True))
+                break
+            time.sleep(0.1)
+        os.kill(harness.pid, signal.SIGINT)
+        code = harness.wait(timeout=60)
+    finally:
+        if harness.poll() is None:
+            os.killpg(harness.pid, signal.SIGKILL)
+            harness.wait()
+    assert code == 130, harness.stderr.read().decode()[-2000:] if harness.stderr else ""
+    results = load_results(tmp_path)
+    assert not results.complete
+    assert 4 <= len(results.trials) < 15
+    assert all(t.valid for t in results.trials)
+    first_round = [t for t in results.trials if t.spec.round == 1]
+    assert len(first_round) == 3
+    time.sleep(0.2)
+    left = [pid for pid in seen if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    assert left == [], [psutil.Process(p).cmdline() for p in left]
+    assert _cgroup_dirs(results.header.run_id) == []
+    # --resume adds rounds after the last recorded one; the partial round's windows still count
+    resumed = pywebbench("run", "--resume", str(tmp_path))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    again = load_results(tmp_path)
+    assert again.complete and len(again.trials) > len(results.trials)
+    assert max(t.spec.round for t in again.trials) > max(t.spec.round for t in results.trials)
