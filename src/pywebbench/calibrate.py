@@ -12,6 +12,7 @@ detect at 80% power.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass
 
 from pywebbench.analyze import Row, summarize
@@ -22,44 +23,59 @@ from pywebbench.plan import Variant
 from pywebbench.results.model import ResultSet
 
 DEFAULT_SLOWDOWN = 0.05
-EXTRA_WORK_ENV = "PWB_EXTRA_WORK_US"
+EXTRA_WORK_ENV = "PWB_EXTRA_WORK_LOOPS"
 
 
-def calibration_variants(catalog: Catalog, stack_id: str, extra_us: float) -> tuple[Variant, ...]:
+def loops_per_us() -> float:
+    """Iterations of the app's empty loop one microsecond of this CPU runs here (best of 7):
+    stacks run on this same interpreter version, so a count means the same work there."""
+    best = float("inf")
+    for _ in range(7):
+        start = time.process_time()
+        for _ in range(LOOP_PROBE):
+            pass
+        best = min(best, time.process_time() - start)
+    return LOOP_PROBE / (best * 1e6) if best > 0 else 50.0
+
+
+LOOP_PROBE = 1_000_000
+
+
+def calibration_variants(catalog: Catalog, stack_id: str, extra_loops: int) -> tuple[Variant, ...]:
     stack = catalog.resolve(stack_id)
     if stack.unavailable:
         raise UserError(f"{stack.id} is unavailable here: {stack.unavailable}")
     if stack.server.native is not None:
         raise UserError(f"calibrate needs a Python stack (its app adds the known work), not {stack.id}")
     return (Variant(stack, "A"), Variant(stack, "A2"),
-            Variant(stack, "B", ((EXTRA_WORK_ENV, f"{extra_us:.1f}"),)))
+            Variant(stack, "B", ((EXTRA_WORK_ENV, str(extra_loops)),)))
 
 
 SIZING_PROBE_US = 40.0
-"""The extra work B gets in the sizing phase, large enough to be measured in a few rounds."""
+"""The extra work B gets in the sizing phase (nominal), large enough to see in a few rounds."""
 
 
-def sizing_variants(catalog: Catalog, stack_id: str) -> tuple[Variant, ...]:
-    a, _, b = calibration_variants(catalog, stack_id, SIZING_PROBE_US)
+def sizing_variants(catalog: Catalog, stack_id: str, per_us: float) -> tuple[Variant, ...]:
+    a, _, b = calibration_variants(catalog, stack_id, round(SIZING_PROBE_US * per_us))
     return a, b
 
 
-def size_extra_work(results: ResultSet, slowdown: float) -> tuple[float, float, float]:
-    """(extra us for B, A's CPU us per request, the app's CPU per us of nominal spin).
+def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> tuple[int, float, float]:
+    """(loops for B, A's CPU us per request, the app's CPU us per loop).
 
     Makes a CPU-bound stack `slowdown` slower in req/s: its CPU per request t must grow to
-    t / (1 - s), by t * s / (1 - s). A nominal microsecond of spin costs the running app more
-    than a microsecond (measured 2-2.4x here: caches, queueing), so the sizing run loads A and
-    B with a probe of SIZING_PROBE_US and divides by what the kernel saw the probe cost.
+    t / (1 - s), by t * s / (1 - s). A loop costs the running app more than it costs in a
+    tight timing loop (1.6-2.4x here: caches, queueing), so the sizing run loads A and B with
+    a probe and divides by what the kernel saw the probe cost.
     """
     rows = {r.spec.alias: r for r in summarize(results).rows}
     a, b = rows.get("A"), rows.get("B")
     if a is None or b is None or a.cpu_ms_per_req is None or b.cpu_ratio is None:
         raise UserError("the sizing run measured no CPU per request for A and B (see its logs)")
     cpu_a_us = a.cpu_ms_per_req * 1000
-    cost = max(0.25, cpu_a_us * (b.cpu_ratio - 1.0) / SIZING_PROBE_US)
+    per_loop_us = max(1e-4, cpu_a_us * (b.cpu_ratio - 1.0) / probe_loops)
     wanted_us = cpu_a_us * slowdown / (1.0 - slowdown)
-    return wanted_us / cost, cpu_a_us, cost
+    return max(1, round(wanted_us / per_loop_us)), cpu_a_us, per_loop_us
 
 
 @dataclass(frozen=True)
@@ -80,11 +96,13 @@ class Calibration:
     ab_ci: tuple[float, float] | None
     injected_slowdown: float
     """The B variant's expected req/s slowdown as a fraction, if A is CPU-bound."""
+    extra_loops: int
+    """Iterations of an empty loop B adds per request, sized from A's measured CPU per request
+    and what a loop cost the app in the sizing run."""
     extra_us: float
-    """Nominal spin B adds per request, sized from A's measured CPU per request and the measured
-    cost of a nominal microsecond (sizing_cost)."""
-    sizing_cost: float | None
-    """CPU the app spent per nominal microsecond of spin in the sizing run."""
+    """The same work in microseconds of a tight timing loop in the harness (nominal)."""
+    loop_cost_us: float | None
+    """CPU microseconds one loop cost the running app in the sizing run."""
     detected: bool | None
     """The A/B interval excludes 1: the known slowdown was seen."""
     mde: float | None
@@ -115,7 +133,7 @@ class Calibration:
             f"launch(es), {self.window_s:g}s windows after {self.settle_s:g}s settles, {self.wall_s / 60:.1f} min; "
             f"CPU from {self.cpu_source}",
             f"  A/A: req/s ratio {self.aa_ratio or 0:.4f} {ci(self.aa_ci)}: {aa[self.aa_contains_one]}",
-            f"  A/B: B spins {self.extra_us:,.1f} us more per request, sized to slow a CPU-bound stack by "
+            f"  A/B: B spins {self.extra_loops:,} more loops per request, sized to slow a CPU-bound stack by "
             f"{pct(self.injected_slowdown)} (the kernel saw {self.injected_measured_us or 0:,.1f} us more); "
             f"req/s ratio {self.ab_ratio or 0:.4f} {ci(self.ab_ci)}: {ab[self.detected]}",
             f"  CPU per request: A {self.cpu_us_per_req_a or 0:,.0f} us; A2/A {self.cpu_aa_ratio or 0:.4f} "
@@ -136,8 +154,8 @@ def _pair(ci: tuple[float, float] | None) -> tuple[float, float] | None:
     return None if ci is None else (round(ci[0], 5), round(ci[1], 5))
 
 
-def calibrate_report(results: ResultSet, *, extra_us: float, slowdown: float, wall_s: float,
-                     sizing_cost: float | None = None) -> Calibration:
+def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, slowdown: float, wall_s: float,
+                     loop_cost_us: float | None = None) -> Calibration:
     rows = list(summarize(results, baseline=_baseline(results)).rows)
     a, a2, b = _row(rows, "A"), _row(rows, "A2"), _row(rows, "B")
     if a is None or a2 is None or b is None:
@@ -153,8 +171,8 @@ def calibrate_report(results: ResultSet, *, extra_us: float, slowdown: float, wa
         wall_s=round(wall_s, 1), cpu_source=a.cpu_source, rps_a=a.rps,
         aa_ratio=a2.ratio, aa_ci=_pair(a2.ratio_ci),
         aa_contains_one=None if a2.ratio_ci is None else a2.ratio_ci[0] <= 1.0 <= a2.ratio_ci[1],
-        ab_ratio=b.ratio, ab_ci=_pair(b.ratio_ci), injected_slowdown=slowdown, extra_us=extra_us,
-        sizing_cost=sizing_cost,
+        ab_ratio=b.ratio, ab_ci=_pair(b.ratio_ci), injected_slowdown=slowdown, extra_loops=extra_loops,
+        extra_us=round(extra_us, 2), loop_cost_us=loop_cost_us,
         detected=None if b.ratio_ci is None else b.ratio_ci[1] < 1.0,
         mde=max(mdes) if mdes else None,
         cpu_us_per_req_a=cpu_a, cpu_us_per_req_b=cpu_b, injected_measured_us=injected,

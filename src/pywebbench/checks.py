@@ -24,10 +24,11 @@ class Check(StrEnum):
     BUSY_MACHINE = "busy-machine"
     NO_OVERLAP = "no-overlap"
     RATE_NOT_REACHED = "rate-not-reached"
+    CPU_OVERLAP = "cpu-overlap"
 
 
 RECOMPUTED = frozenset({Check.GENERATOR_SATURATED, Check.NEAR_CEILING, Check.ERRORS, Check.LITTLES_LAW,
-                        Check.BUSY_MACHINE, Check.RATE_NOT_REACHED})
+                        Check.BUSY_MACHINE, Check.RATE_NOT_REACHED, Check.CPU_OVERLAP})
 """Checks decided from a trial's stored figures alone, so reports can re-derive them."""
 
 ADVICE: dict[Check, str] = {
@@ -47,6 +48,8 @@ ADVICE: dict[Check, str] = {
                       "a blocking driver or client under an async server (seed 000's bug)",
     Check.RATE_NOT_REACHED: "the stack could not keep up with the offered rate, so latency here is queueing: "
                             "read the latency-vs-rate curve below this rate",
+    Check.CPU_OVERLAP: "the load generator and the stack shared CPUs, so the figure includes their contest for "
+                       "them: give them disjoint --stack-cpus and --loadgen-cpus where the machine has 2 CPUs or more",
 }
 
 
@@ -115,6 +118,9 @@ def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thre
     other = trial.usage("other")
     if other is not None and other.cpu_percent > thresholds.busy_other_percent:
         found.append(f"{Check.BUSY_MACHINE}: other processes used {other.cpu_percent:.0f}% of a core")
+    shared = sorted(set(trial.spec.stack_cpus) & set(trial.spec.loadgen_cpus))
+    if shared:
+        found.append(f"{Check.CPU_OVERLAP}: stack and generator both ran on CPU {','.join(map(str, shared))}")
     if load.rate and load.rps < thresholds.rate_reached * load.rate:
         found.append(f"{Check.RATE_NOT_REACHED}: {load.rps:,.0f} of {load.rate:,.0f} req/s offered")
     return tuple(found)

@@ -22,11 +22,14 @@ from pywebbench.calibrate import (
     DEFAULT_SLOWDOWN,
     calibrate_report,
     calibration_variants,
+    EXTRA_WORK_ENV,
+    loops_per_us,
     size_extra_work,
     sizing_variants,
 )
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
+from pywebbench.analyze import latest_trials
 from pywebbench.compare import compare_results, render_comparison
 from pywebbench.doctor import check
 from pywebbench.envs import EnvironmentBuilder, EnvSpec
@@ -45,11 +48,16 @@ from pywebbench.plan import Plan
 from pywebbench.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.formats import FORMATS, renderer
 from pywebbench.report.ranking_view import render_ranking
-from pywebbench.results.store import load_results, results_path
+from pywebbench.results.store import ResultsWriteError, load_results, results_path
 from pywebbench.runner import Progress
 from pywebbench.sweep import parse_knobs
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+EXIT_CODES = """exit codes:
+  0    every trial valid
+  1    the run finished, but some trial failed or is invalid (all results saved)
+  2    bad input: nothing was started
+  130  interrupted (Ctrl-C, SIGTERM): every finished trial kept; --resume DIR goes on"""
 SLOWDOWN_PER_HALF_WIDTH = 3.5
 """calibrate stops adding rounds once A/A and A/B are both within ±slowdown/3.5 (1.4% for a 5%
 slowdown), where the smallest detectable difference (about 1.43 half-widths) is well under the
@@ -114,6 +122,7 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
                        "while intervals are wider than --precision and the budget allows")
     p_run.add_argument("--rounds-per-launch", type=_positive_int,
                        help="rounds on one start of the servers before they are started again (10)")
+    p_run.add_argument("--timeout", type=float, help="seconds before the generator gives up on a request (5)")
     p_run.add_argument("--no-keepalive", dest="keepalive", action="store_const", const=False)
     p_run.add_argument("--seed", type=int, help="seed of the random stack order")
     p_run.add_argument("--out", type=Path, dest="out_dir", help="results directory (default runs/<time>)")
@@ -137,7 +146,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="pywebbench", description=__doc__)
+    parser = OneLineParser(prog="pywebbench", description="A benchmark harness for Python web stacks.",
+                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"pywebbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -147,25 +157,29 @@ def build_parser() -> argparse.ArgumentParser:
     p_list.add_argument("--stack", action="append", default=None, help="only stacks matching (glob)")
     p_list.add_argument("--presets", action="store_true", help="the seed experiments `run --preset` reproduces")
 
-    p_run = sub.add_parser("run", help="run a benchmark and save its results")
+    p_run = sub.add_parser("run", help="run a benchmark and save its results", epilog=EXIT_CODES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_run_flags(p_run)
     p_run.add_argument("--rate", type=_rates, help="open loop (oha): offered req/s; a list (500,1000,2000) "
                        "measures a latency-versus-offered-load curve")
 
-    p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs")
+    p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs", epilog=EXIT_CODES,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_run_flags(p_sweep)
     p_sweep.add_argument("--knob", action="append", dest="knobs", default=[], metavar="NAME=V1,V2|A..B",
                          help="a knob and its values (repeatable: a grid); see `pywebbench sweep --help-knobs`")
     p_sweep.add_argument("--rate", type=float, help="open loop (oha): offered req/s")
 
-    p_cal = sub.add_parser("calibrate", help="this machine's noise (A/A) and power (A/B with a known slowdown)")
+    p_cal = sub.add_parser("calibrate", help="this machine's noise (A/A) and power (A/B with a known slowdown)",
+                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_run_flags(p_cal)
     p_cal.add_argument("--slowdown", type=float, default=DEFAULT_SLOWDOWN,
                        help="the known slowdown of B, as a fraction (0.05); B's extra CPU per request is sized "
                        "from A's, measured in the run")
     p_cal.add_argument("--json", action="store_true", help="print one JSON object (the figures) on stdout")
     p_cal.add_argument("--extra-us", type=float, default=None,
-                       help="microseconds of CPU work B adds per request, instead of sizing it from --slowdown")
+                       help="microseconds of CPU work B adds per request (as an empty loop timed here), "
+                       "instead of sizing it from --slowdown in the run")
 
     p_cmp = sub.add_parser("compare", help="what changed between two result sets, and whether it is noise")
     p_cmp.add_argument("before", type=Path)
@@ -243,7 +257,7 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
              "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir",
              "max_db_sessions", "db_delay", "db_rows", "db_pool", "upstream_delay", "upstream_size", "cpu_size",
              "topology", "driver", "aggregation", "precision", "max_rounds", "method", "settle", "budget",
-             "rounds_per_launch")
+             "rounds_per_launch", "timeout")
     flags = {name: getattr(args, name) for name in names}
     for name in ("stacks", "workloads"):
         if flags[name] is not None:
@@ -259,8 +273,11 @@ def _print_plan(plan: Plan, options: RunOptions, seconds: float) -> None:
         + (f" x {points} sweep points" if points > 1 else "")
         + f" x {rounds} rounds = {len(plan.trials)} trials, about {seconds / 60:.1f} min "
         f"(+ first-time environment builds); stack CPUs {list(plan.split.stack)}, generator CPUs "
-        f"{list(plan.split.loadgen)}" + ("" if plan.split.disjoint else " (shared: fewer than 2 CPUs)")
+        f"{list(plan.split.loadgen)}"
     )
+    if not plan.split.disjoint:
+        err.print(f"warning: the stack and the load generator share CPUs {sorted(set(plan.split.stack) & set(plan.split.loadgen))}: "
+                  "every figure includes their contest for them (each trial records a cpu-overlap check)")
     for stack_id, reason in plan.skipped:
         err.print(f"skipped {stack_id}: {reason}")
     if BASELINE_STACK not in {s.stack.id for s in plan.sessions}:
@@ -348,7 +365,15 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     job = Job("sweep" if knobs else "run", options, knobs, preset=preset)
     job.points  # parse the knobs now: a bad one is an error before anything starts
     outcome = _execute(job, catalog, args.resume)
-    return 0 if outcome.status == "complete" else 130
+    return exit_code(outcome)
+
+
+def exit_code(outcome: Outcome) -> int:
+    """130 interrupted; 1 when some trial failed or is invalid; else 0 (see EXIT_CODES)."""
+    if outcome.status != "complete":
+        return 130
+    trials = latest_trials(load_results(outcome.run_dir).trials)
+    return 0 if trials and all(t.valid for t in trials) else 1
 
 
 def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
@@ -368,7 +393,7 @@ def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
     outcome = _execute(job, catalog, args.resume)
     results = load_results(outcome.run_dir)
     print(render_ranking(results))
-    return 0 if outcome.status == "complete" else 130
+    return exit_code(outcome)
 
 
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
@@ -392,34 +417,38 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     started = time.monotonic()
     run_dir = _run_dir(options, None)
     table = sys.stderr if args.json else sys.stdout
-    extra_us = args.extra_us
-    sizing_cost: float | None = None
-    if extra_us is None:
-        err.print(f"sizing: A's CPU per request and what a spin costs, for a {args.slowdown:.0%} slowdown of B")
-        sized = sizing_variants(catalog, stack_id)
+    per_us = loops_per_us()
+    extra_loops = round(args.extra_us * per_us) if args.extra_us is not None else 0
+    loop_cost_us: float | None = None
+    if args.extra_us is None:
+        err.print(f"sizing: A's CPU per request and what a loop costs the app, for a {args.slowdown:.0%} slowdown of B")
+        sized = sizing_variants(catalog, stack_id, per_us)
+        probe_loops = int(dict(sized[1].app_env)[EXTRA_WORK_ENV])
         sizing = Job("calibrate", replace(options, method="interleaved", repeats=SIZING_ROUNDS, precision=None,
                                          budget_s=None, out_dir=run_dir / "sizing"),
                      variants=sized, extra={"phase": "sizing"})
         outcome = _execute(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")
         if outcome.status != "complete":
             return 130
-        extra_us, cpu_a_us, sizing_cost = size_extra_work(load_results(outcome.run_dir), args.slowdown)
-        err.print(f"sizing: A spends {cpu_a_us:,.0f} us per request, a nominal us of spin costs "
-                  f"{sizing_cost:.2f} us: B spins {extra_us:,.1f} us per request")
+        extra_loops, cpu_a_us, loop_cost_us = size_extra_work(load_results(outcome.run_dir), args.slowdown,
+                                                              probe_loops)
+        err.print(f"sizing: A spends {cpu_a_us:,.0f} us per request, a loop costs the app {loop_cost_us * 1000:.1f} ns: "
+                  f"B spins {extra_loops:,} loops per request")
     spent = time.monotonic() - started
     budget = None if options.budget_s is None else max(1.0, options.budget_s - spent)
-    variants = calibration_variants(catalog, stack_id, extra_us)
+    variants = calibration_variants(catalog, stack_id, extra_loops)
     job = Job("calibrate", replace(options, budget_s=budget, out_dir=run_dir), variants=variants,
-              extra={"extra_us": extra_us, "slowdown": args.slowdown})
+              extra={"extra_loops": extra_loops, "slowdown": args.slowdown})
     outcome = _execute(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")
-    report = calibrate_report(load_results(outcome.run_dir), extra_us=extra_us, slowdown=args.slowdown,
-                              wall_s=time.monotonic() - started, sizing_cost=sizing_cost)
+    report = calibrate_report(load_results(outcome.run_dir), extra_loops=extra_loops,
+                              extra_us=extra_loops / per_us, slowdown=args.slowdown,
+                              wall_s=time.monotonic() - started, loop_cost_us=loop_cost_us)
     (outcome.run_dir / "calibration.json").write_text(report.to_json())
     if args.json:
         print(json.dumps(asdict(report)))
     else:
         print(report.render())
-    return 0 if outcome.status == "complete" else 130
+    return exit_code(outcome)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -489,6 +518,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "calibrate":
             return cmd_calibrate(args, catalog)
         return cmd_run(args, catalog)
+    except ResultsWriteError as exc:  # mid-run: what was recorded stands, the run did not finish
+        print(f"pywebbench: error: {exc}", file=sys.stderr)
+        return 1
     except UserError as exc:
         print(f"pywebbench: error: {exc}", file=sys.stderr)  # one line, never wrapped
         return 2

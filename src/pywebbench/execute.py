@@ -36,7 +36,7 @@ from pywebbench.presets import get_preset
 from pywebbench.probes.machine import machine_info, usable_cpus
 from pywebbench.reference import GoBuildError
 from pywebbench.results.model import MachineInfo, ResultSet, RunHeader, TrialResult
-from pywebbench.results.store import ResultsWriter, load_results, results_path
+from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
 from pywebbench.runner import Progress, Runner
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, BackingConfig
@@ -256,6 +256,8 @@ def execute(
         upstream_size=options.upstream_size, cpu_size=options.cpu_size, cpus=plan.split.loadgen,
         go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
         postgres_sessions=max(caps) if caps else None,
+        lanes=max(1, len({s.label for s in plan.sessions})) if paired else 1,
+        loaded_at_once=2 if options.method == "duet" else 1,
     )
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     # Ctrl-C must stop a run even when the shell started us with SIGINT ignored (a
@@ -310,7 +312,10 @@ def execute(
     finally:
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
-        writer.finish(status)
+        try:
+            writer.finish(status)
+        except ResultsWriteError:
+            pass  # the write that failed first is the one reported; the file ends at its last whole record
         writer.close()
     ledger = dict(runner.ledger.seconds) if runner is not None else {}
     return Outcome(run_dir, status, time.monotonic() - started, ledger, rounds)

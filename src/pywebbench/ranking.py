@@ -29,6 +29,9 @@ class Score:
     value: float
     interval: tuple[float, float] | None = None
     """(low, high), e.g. analyze.Row.rps_ci; None when there is no estimate of the noise."""
+    tie_group: int | None = None
+    """Paired methods: rows of one point with the same group are tied by their own paired
+    ratio, which decides instead of overlapping intervals."""
 
     @property
     def low(self) -> float:
@@ -39,6 +42,8 @@ class Score:
         return self.interval[1] if self.interval is not None else self.value
 
     def overlaps(self, other: Score) -> bool:
+        if self.tie_group is not None and other.tie_group is not None:
+            return self.tie_group == other.tie_group
         return self.low <= other.high and other.low <= self.high
 
 

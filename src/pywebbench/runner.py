@@ -170,6 +170,8 @@ class Live:
     """The accountant's role of its app processes."""
     proxy_role: str | None
     launch: int
+    lane: int | None = None
+    """Its own pgbouncer database entry when several servers are live at once."""
 
 
 def app_role(label: str) -> str:
@@ -288,11 +290,12 @@ class Runner:
         return env.path, env.record.hash
 
     @contextmanager
-    def _start_server(self, session: Session, label: str, env_path: Path | None) -> Iterator[RunningServer]:
+    def _start_server(self, session: Session, label: str, env_path: Path | None,
+                      lane: int | None) -> Iterator[RunningServer]:
         """Start the stack's server (a Python env, a native binary, or nginx) and yield it."""
         stack = session.stack
         logs = self.run_dir / "logs"
-        app_env = self.backing.app_environment(stack, session.trials[0]) if self.backing is not None \
+        app_env = self.backing.app_environment(stack, session.trials[0], lane) if self.backing is not None \
             else dict(session.app_env)
         cpus = session.trials[0].stack_cpus if session.trials else ()
         with ExitStack() as stack_of_servers:
@@ -345,7 +348,7 @@ class Runner:
                 self.accountant.enroll(role, service.root_pids())
 
     @contextmanager
-    def launch(self, session: Session, *, launch: int, label: str = "") -> Iterator[Live]:
+    def launch(self, session: Session, *, launch: int, label: str = "", lane: int | None = None) -> Iterator[Live]:
         """Start, verify and enroll one server; raises LaunchFailed (nothing recorded) if it cannot run."""
         stack = session.stack
         label = label or f"l{launch}-{session.label.replace(':', '_').replace('#', '_')}"
@@ -359,7 +362,7 @@ class Runner:
             server: RunningServer | None = None
             proxy_role: str | None = None
             try:
-                server = running.enter_context(self._start_server(session, label, env_path))
+                server = running.enter_context(self._start_server(session, label, env_path, lane))
                 info = stack_info(stack, session, env_hash, server.argv)
                 wait_ready(HOST, server.port, session.workloads[0].path,
                            timeout_s=self.ready_timeout_s, alive=server.alive)
@@ -380,7 +383,7 @@ class Runner:
             self.enroll_services()
             self.live_roles.add(role)
             running.callback(self._retire, role, proxy_role)
-            yield self._verify(session, info, server, port, role, proxy_role, launch)
+            yield replace(self._verify(session, info, server, port, role, proxy_role, launch), lane=lane)
 
     def reset_pool(self) -> None:
         """Seed 000's habit: start from an empty pool; called once no server of a launch is left."""
@@ -468,7 +471,8 @@ class Runner:
                 peak = None
                 if self.backing is not None and self.backing.pgbouncer is not None \
                         and Needs.DATABASE in workload.needs:
-                    peak = sampling.enter_context(PeakSampler(self.backing.db_sessions))
+                    backing, lane = self.backing, live.lane
+                    peak = sampling.enter_context(PeakSampler(lambda: backing.db_sessions(lane)))
                 usage = sampling.enter_context(self.accountant.window(peak_of=(live.role,))) \
                     if self.sample_resources else None
                 load = self.generator.run(self.load_request(spec, live.port, workload.path), self.run_dir / "loadgen")

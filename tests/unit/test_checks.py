@@ -16,7 +16,7 @@ from pywebbench.results.model import LoadResult, ResourceUsage, SocketErrors, Tr
 from pywebbench.results.store import ResultsWriter, results_path
 from pywebbench.runner import Runner
 from pywebbench.workloads import HELLO
-from support.builders import header, stack
+from support.builders import header, stack, trial
 from support.fakes import CurrentPythonBuilder, stdlib_stack
 
 
@@ -98,3 +98,13 @@ def test_a_generator_that_saturates_its_cpu_is_flagged_by_the_real_sampler(tmp_p
     assert generator is not None and generator.cpu_s > 1.0
     assert Check.GENERATOR_SATURATED in _names(trial.checks), (generator, trial.checks)
     assert trial.sampler_cpu_s is not None and trial.load_average is not None
+
+
+def test_a_stack_sharing_the_generator_s_cpu_is_flagged() -> None:
+    from dataclasses import replace as _replace
+
+    base = trial("flask:gunicorn-sync", 1000.0)
+    shared = _replace(base, spec=_replace(base.spec, stack_cpus=(0,), loadgen_cpus=(0,)))
+    assert any(c.startswith("cpu-overlap: stack and generator both ran on CPU 0") for c in trial_checks(shared, None))
+    apart = _replace(base, spec=_replace(base.spec, stack_cpus=(1,), loadgen_cpus=(0,)))
+    assert not any(c.startswith("cpu-overlap") for c in trial_checks(apart, None))

@@ -60,7 +60,8 @@ def test_calibration_pairs_rounds_so_drift_cancels_and_a_5pct_slowdown_is_detect
         for i in range(rounds)
         for alias, factor, cpu in (("A", 1.0, 250.0), ("A2", 1.0, 250.0), ("B", 0.95, 263.0))
     ]
-    report = calibrate_report(ResultSet(header(), tuple(trials)), extra_us=13.0, slowdown=0.05, wall_s=100.0)
+    report = calibrate_report(ResultSet(header(), tuple(trials)), extra_loops=650, extra_us=13.0, slowdown=0.05,
+                              wall_s=100.0)
     assert report.rounds == rounds and report.launches == 3
     assert report.aa_ci is not None and report.aa_contains_one is True
     assert report.detected is True and report.ab_ratio is not None and abs(report.ab_ratio - 0.95) < 0.01

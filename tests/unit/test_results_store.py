@@ -57,3 +57,40 @@ def test_validity_follows_errors() -> None:
     assert not bad.valid
     failed = trial("a:b", 10.0, status=TrialStatus.SERVER_FAILED)
     assert not failed.valid
+
+
+def test_a_version_3_file_migrates_to_the_restart_method(tmp_path: Path) -> None:
+    import json
+
+    path = results_path(tmp_path)
+    writer = ResultsWriter(path, header())
+    writer.add_trial(trial("flask:gunicorn-sync", 1000.0, round_no=3))
+    writer.close()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records[0]["schema_version"] = 3
+    for field in ("method", "launch", "settle_s", "partner", "slot"):
+        records[1]["spec"].pop(field)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (loaded,) = load_results(tmp_path).trials
+    assert loaded.spec.method == "restart" and loaded.spec.launch == 3 and loaded.spec.round == 3
+
+
+def test_an_unwritable_output_directory_is_one_line_before_anything(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="cannot write results to /proc/nope"):
+        ResultsWriter(results_path(Path("/proc/nope")), header())
+
+
+def test_a_results_file_another_run_is_writing_is_refused(tmp_path: Path) -> None:
+    first = ResultsWriter(results_path(tmp_path), header())
+    try:
+        with pytest.raises(UserError, match="another pywebbench run is writing"):
+            ResultsWriter(results_path(tmp_path), header())
+    finally:
+        first.close()
+    ResultsWriter(results_path(tmp_path), header()).close()  # free again once the first is closed
+
+
+def test_run_directories_are_private(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    ResultsWriter(results_path(run_dir), header()).close()
+    assert run_dir.stat().st_mode & 0o777 == 0o700

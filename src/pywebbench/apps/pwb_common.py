@@ -106,25 +106,11 @@ def is_async_driver() -> bool:
 
 # --- bodies that need no backing service ---------------------------------------------------
 
-# Calibration's known slowdown: this many microseconds of CPU spin per /hello (0 = none).
-EXTRA_WORK_S = float(os.environ.get("PWB_EXTRA_WORK_US", "0") or 0) / 1e6
-
-
-def _loops_per_second() -> float:
-    """How many iterations of the spin loop one second of this CPU runs (best of five)."""
-    best = float("inf")
-    for _ in range(5):
-        start = time.thread_time()
-        for _ in range(200_000):
-            pass
-        best = min(best, time.thread_time() - start)
-    return 200_000 / best if best > 0 else 1e8
-
-
-# A counted loop, sized once at start-up: no system call while a request spins. Polling
-# the thread's CPU clock (a system call each time, ~40 per 14 us) slowed the rest of the
-# request too here (kernel-exit mitigations), so 14 us of clock-polling spin cost 33 us.
-SPIN_LOOPS = int(EXTRA_WORK_S * _loops_per_second()) if EXTRA_WORK_S else 0
+# Calibration's known slowdown: this many iterations of an empty loop per /hello (0 = none).
+# A fixed count, chosen by the harness: every worker of every launch does the same work (a
+# count sized from a timing at start-up varied launch to launch), and no system call runs
+# while a request spins (polling the thread's CPU clock slowed the rest of the request too).
+SPIN_LOOPS = int(os.environ.get("PWB_EXTRA_WORK_LOOPS", "0") or 0)
 
 
 def _spin(loops: int) -> None:

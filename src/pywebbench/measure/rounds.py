@@ -141,9 +141,10 @@ class Rounds:
         failures: dict[str, LaunchFailed] = {}
         order = list(sessions)
         self.rng.shuffle(order)
-        for session in order:
+        for lane, session in enumerate(order, start=1):
             try:
-                lives[session.label] = stack.enter_context(self.runner.launch(session, launch=self.launches))
+                lives[session.label] = stack.enter_context(
+                    self.runner.launch(session, launch=self.launches, lane=lane))
             except LaunchFailed as failed:
                 failures[session.label] = failed
                 self.on_note(f"{session.label} did not start: {failed.error.splitlines()[0]}")
@@ -236,7 +237,8 @@ class Rounds:
             peak = None
             if runner.backing is not None and runner.backing.pgbouncer is not None \
                     and Needs.DATABASE in workload.needs:
-                peak = sampling.enter_context(PeakSampler(runner.backing.db_sessions))
+                backing, lane = runner.backing, live.lane
+                peak = sampling.enter_context(PeakSampler(lambda: backing.db_sessions(lane)))
             usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))
             threads = [threading.Thread(target=drive, args=(i,)) for i in range(2)]
             for t in threads:  # in the shuffled order: sides[0]'s generator starts first

@@ -17,6 +17,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     "keepalive", "status", "trials", "aggregation", "stack", "interface", "event_loop", "http_parser",
     "topology", "max_db_sessions", "db_delay_ms", "db_pool", "upstream_delay_ms", "cpu_size",
     "rate", "uncorrected_p99_ms", "checks", "note",
+    "method", "rounds", "launches", "tie_group", "cpu_ratio", "cpu_ratio_ci_low", "cpu_ratio_ci_high", "mde",
+    "cpu_source",
 )
 
 
@@ -78,6 +80,15 @@ def flat(row: Row) -> dict[str, Any]:
         "cpu_size": row.spec.cpu_size,
         "rate": row.spec.rate,
         "uncorrected_p99_ms": _round(row.uncorrected_p99_ms, 3),
+        "method": row.method,
+        "rounds": row.rounds,
+        "launches": row.launches,
+        "tie_group": row.tie_group,
+        "cpu_ratio": _round(row.cpu_ratio, 4),
+        "cpu_ratio_ci_low": _bound(row.cpu_ratio_ci, 0, 4),
+        "cpu_ratio_ci_high": _bound(row.cpu_ratio_ci, 1, 4),
+        "mde": _round(row.mde, 4),
+        "cpu_source": row.cpu_source,
         "checks": "; ".join(row.checks),
         "note": row.note,
     }

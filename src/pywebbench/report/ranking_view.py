@@ -54,7 +54,7 @@ def sweep_views(results: ResultSet) -> list[SweepView]:
             if open_loop and row.rate is not None and row.p99_ms is not None:
                 scores[point][row.label] = Score(-row.p99_ms)  # negated: lower latency ranks first
             elif not open_loop and row.rps is not None:
-                scores[point][row.label] = Score(row.rps, row.rps_ci)
+                scores[point][row.label] = Score(row.rps, row.rps_ci, row.tie_group)
         scores = {p: v for p, v in scores.items() if v}
         views.append(SweepView(workload, knobs, points, dict(table), flip_report(scores),
                                "p99 ms" if open_loop else "req/s"))

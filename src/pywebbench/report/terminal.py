@@ -44,7 +44,8 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         )
         open_loop = spec.rate is not None
         paired = any(r.method != "restart" for r in rows)
-        ratio_columns = (("Ratio", "right"), ("Ratio 95% CI", "right"), ("Tie", "center")) if paired \
+        ratio_columns = (("Ratio", "right"), ("Ratio 95% CI", "right"), ("Tie", "center"),
+                         ("CPU/req ratio", "right")) if paired \
             else (("95% CI", "right"), ("Ratio", "right"))
         for name, justify in (
             ("Framework", "left"), ("Server", "left"), ("Type", "left"), ("Workers", "right"),
@@ -57,7 +58,8 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         for row in rows:
             valid = validity_label(row)
             name = row.stack.framework_title + (f" #{row.spec.alias}" if row.spec.alias else "")
-            ratio_cells = (_num(row.ratio, ".3f"), _ci(row.ratio_ci, ".3f"), _tie(row, rows)) if paired \
+            ratio_cells = (_num(row.ratio, ".3f"), _ci(row.ratio_ci, ".3f"), _tie(row, rows),
+                           _num(row.cpu_ratio, ".3f")) if paired \
                 else (_ci(row.rps_ci, ",.0f"), _num(row.ratio, ".2f"))
             table.add_row(
                 name, server_label(row.stack), row.stack.concurrency, workers_label(row.stack),

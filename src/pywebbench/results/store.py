@@ -7,6 +7,7 @@ most the line being written: readers skip a torn last line.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -26,6 +27,10 @@ from pywebbench.results.model import (
 
 RESULTS_FILE = "results.jsonl"
 
+
+class ResultsWriteError(UserError):
+    """The results file cannot take another record (a full disk, a vanished directory)."""
+
 _converter = cattrs.Converter()
 
 
@@ -37,9 +42,19 @@ class ResultsWriter:
     """Appends records and fsyncs each, so a finished trial survives a crash or Ctrl-C."""
 
     def __init__(self, path: Path, header: RunHeader) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[str] = open(path, "a", encoding="utf-8")
+        try:
+            # 0700: the run directory holds generated configs and logs of private services.
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._file: IO[str] = open(path, "a", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write results to {path.parent}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._file.close()
+            raise UserError(f"another pywebbench run is writing {path}; wait for it or choose another --out") \
+                from None
         if path.stat().st_size == 0:
             self._write({"record": "run", **_converter.unstructure(header)})
 
@@ -59,9 +74,26 @@ class ResultsWriter:
         self._file.close()
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, sort_keys=True) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        line = json.dumps(record, sort_keys=True) + "\n"
+        try:
+            self._file.write(line)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as exc:
+            # A full disk (ENOSPC) mid-line: cut the torn tail, so the file ends at the last
+            # whole record, and stop the run with one line.
+            self._truncate_torn_tail()
+            raise ResultsWriteError(f"cannot write {self.path}: {exc.strerror or exc}; every record before "
+                                    f"this one is intact") from None
+
+    def _truncate_torn_tail(self) -> None:
+        try:
+            data = self.path.read_bytes()
+            end = data.rfind(b"\n") + 1
+            with open(self.path, "r+b") as file:
+                file.truncate(end)
+        except OSError:
+            return  # the reader tolerates a torn last line anyway
 
 
 def migrate(record: dict[str, Any], version: int) -> dict[str, Any]:

@@ -54,6 +54,10 @@ class BackingConfig:
     """Build the Go reference server too (a go:net-http stack is in the run)."""
     postgres_sessions: int | None = None
     """PostgreSQL's session limit when a sweep raises pgbouncer's cap above max_db_sessions."""
+    lanes: int = 1
+    """Live servers at once (interleaved, duet): each gets its own pgbouncer database entry."""
+    loaded_at_once: int = 1
+    """Servers under load at the same time (2 in a duet)."""
 
 
 def render_template() -> bytes:
@@ -98,6 +102,10 @@ class Backing:
                                         "static_body": DEFAULT_STATIC_BODY}
             if Needs.DATABASE in self.config.needs:
                 sessions = max(self.config.max_db_sessions, self.config.postgres_sessions or 0)
+                # Lanes loaded at once, plus the one whose sessions are closing after its window;
+                # every lane when app-side pools hold their sessions while idle.
+                sessions *= self.config.lanes if self.config.db_pool else min(self.config.lanes,
+                                                                              self.config.loaded_at_once + 1)
                 pg = PostgresService(
                     self._work / "postgres", PostgresConfig(rows=self.config.db_rows, max_db_sessions=sessions),
                 )
@@ -131,7 +139,7 @@ class Backing:
         assert self.postgres is not None
         self._pgbouncer_stack.close()
         bouncer = PgBouncerService(self.work_dir / f"pgbouncer-{max_db_sessions}", self.postgres.info,
-                                   max_db_sessions=max_db_sessions)
+                                   max_db_sessions=max_db_sessions, lanes=self.config.lanes)
         self.pgbouncer = self._pgbouncer_stack.enter_context(bouncer)
         return bouncer
 
@@ -173,7 +181,7 @@ class Backing:
     def expected(self) -> Expected:
         return self._expected
 
-    def app_environment(self, stack: Stack, spec: TrialSpec | None = None) -> dict[str, str]:
+    def app_environment(self, stack: Stack, spec: TrialSpec | None = None, lane: int | None = None) -> dict[str, str]:
         """The PWB_* variables of CONTRACT.md for one stack's app; a sweep point's knobs win."""
         db_delay = spec.db_delay_s if spec is not None and spec.db_delay_s is not None else self.config.db_delay_s
         db_pool = spec.db_pool if spec is not None and spec.db_pool is not None else self.config.db_pool
@@ -188,15 +196,15 @@ class Backing:
         if spec is not None:
             env.update(dict(spec.app_env))
         if self.pgbouncer is not None:
-            env["PWB_DSN"] = self.pgbouncer.info.dsn
+            env["PWB_DSN"] = self.pgbouncer.dsn(lane)
         if self.upstream is not None:
             env["PWB_UPSTREAM_URL"] = self.upstream.url
         if self.template_file is not None:
             env["PWB_TEMPLATE_RENDERED"] = str(self.template_file)  # the Go reference serves these bytes
         return env
 
-    def db_sessions(self) -> int | None:
-        return None if self.pgbouncer is None else self.pgbouncer.server_sessions()
+    def db_sessions(self, lane: int | None = None) -> int | None:
+        return None if self.pgbouncer is None else self.pgbouncer.server_sessions(lane)
 
     def reset_between_sessions(self) -> None:
         """Seed 000's habit: every trial starts from an empty pool."""
@@ -214,7 +222,7 @@ class Backing:
             b = self.pgbouncer.info
             out.append(ServiceRecord("pgbouncer", b.version, {
                 "max_db_sessions": b.max_db_sessions, "pool_mode": b.pool_mode, "auth_type": b.auth_type,
-                "config": b.config_text}))
+                "lanes": self.config.lanes, "config": b.config_text}))
         if self.upstream is not None:
             out.append(ServiceRecord("upstream", self.upstream.version, self.upstream.config()))
         if self.go is not None:

@@ -89,8 +89,15 @@ class PgBouncerService(Service[PgBouncerInfo]):
         pool_mode: str = "session",
         *,
         auth_type: str = DEFAULT_AUTH_TYPE,
+        lanes: int = 1,
     ) -> None:
         super().__init__()
+        if lanes < 1:
+            raise ValueError(f"lanes must be >= 1, got {lanes}")
+        self.lanes = lanes
+        """Live servers sharing this PgBouncer (interleaved and duet methods): each gets its own
+        database entry, so its own pool and its own cap of max_db_sessions, and sessions an
+        idle server holds can never starve the one under load."""
         if pool_mode not in POOL_MODES:
             raise ValueError(f"pool_mode must be one of {', '.join(POOL_MODES)}, got {pool_mode!r}")
         if auth_type not in AUTH_TYPES:
@@ -132,6 +139,10 @@ class PgBouncerService(Service[PgBouncerInfo]):
             self._stack = stack.pop_all()
         return self
 
+    def dsn(self, lane: int | None = None) -> str:
+        """The DSN an app uses: `bench`, or its lane's own database entry."""
+        return self.info.dsn.rsplit("/", 1)[0] + "/" + lane_database(lane if self.lanes > 1 else None)
+
     def pools(self) -> PoolSnapshot:
         """SHOW POOLS for `bench`; one round trip on a kept admin connection, cheap to sample."""
         rows = [r for r in self._admin_query("SHOW POOLS") if r["database"] == DATABASE]
@@ -144,9 +155,13 @@ class PgBouncerService(Service[PgBouncerInfo]):
             max_wait_s=max((int(r["maxwait"]) + int(r["maxwait_us"]) / 1e6 for r in rows), default=0.0),
         )
 
-    def server_sessions(self) -> int:
-        """Server connections PgBouncer holds to `bench` right now, in any state."""
-        return sum(1 for r in self._admin_query("SHOW SERVERS") if r["database"] == DATABASE)
+    def server_sessions(self, lane: int | None = None) -> int:
+        """Server connections PgBouncer holds right now, in any state: for one lane, or all."""
+        names = {lane_database(lane if self.lanes > 1 else None)} if lane is not None else self._databases()
+        return sum(1 for r in self._admin_query("SHOW SERVERS") if r["database"] in names)
+
+    def _databases(self) -> set[str]:
+        return {DATABASE} | ({lane_database(n) for n in range(1, self.lanes + 1)} if self.lanes > 1 else set())
 
     def reset_pool(self, timeout_s: float = 10.0) -> int:
         """Close every server session so the next trial starts from zero; return clients dropped.
@@ -155,13 +170,15 @@ class PgBouncerService(Service[PgBouncerInfo]):
         Clients that still hold one (an app-side pool in session mode) keep it, so after
         `timeout_s` we KILL the database, which drops those clients too, and RESUME it.
         """
-        self._admin_query(f"RECONNECT {DATABASE}")
+        for name in sorted(self._databases()):
+            self._admin_query(f"RECONNECT {name}")
         if self._wait_for_no_servers(timeout_s):
             return 0
         snapshot = self.pools()
         dropped = snapshot.clients_active + snapshot.clients_waiting
-        self._admin_query(f"KILL {DATABASE}")
-        self._admin_query(f"RESUME {DATABASE}")
+        for name in sorted(self._databases()):
+            self._admin_query(f"KILL {name}")
+            self._admin_query(f"RESUME {name}")
         if not self._wait_for_no_servers(timeout_s):
             raise ServiceError(f"PgBouncer still holds {self.server_sessions()} server sessions after KILL")
         return dropped
@@ -216,7 +233,8 @@ class PgBouncerService(Service[PgBouncerInfo]):
         userlist.write_text(f'"{USER}" "{PASSWORD}"\n"{ADMIN_USER}" "{ADMIN_PASSWORD}"\n')
         userlist.chmod(0o600)
         ini = self.work_dir / "pgbouncer.ini"
-        text = render_config(self.postgres, port, self.max_db_sessions, self.pool_mode, self.auth_type, userlist)
+        text = render_config(self.postgres, port, self.max_db_sessions, self.pool_mode, self.auth_type, userlist,
+                             self.lanes)
         ini.write_text(text)
         give_to(self.user, userlist, ini)
         return text
@@ -225,14 +243,25 @@ class PgBouncerService(Service[PgBouncerInfo]):
 _POOL_KEYS = ("cl_active", "cl_waiting", "sv_active", "sv_idle", "sv_used", "sv_tested", "sv_login")
 
 
+def lane_database(lane: int | None) -> str:
+    """The database name a live server's app connects to: its own lane, or `bench` alone."""
+    return DATABASE if lane is None else f"{DATABASE}_lane{lane}"
+
+
 def render_config(
     postgres: PostgresInfo, port: int, max_db_sessions: int, pool_mode: str, auth_type: str, userlist: Path,
+    lanes: int = 1,
 ) -> str:
+    entries = "".join(f"{lane_database(lane)} = host={postgres.host} port={postgres.port} dbname={DATABASE}\n"
+                      for lane in range(1, lanes + 1)) if lanes > 1 else ""
+    # Several lanes: an idle server's pooled sessions are closed after 2 s, so PostgreSQL never
+    # holds more than the lanes under load (plus the one just left) at the cap each.
+    idle_timeout = 2 if lanes > 1 else 600
     return f"""\
 ;; Written by pywebbench for a private PgBouncer; every run rewrites it.
 [databases]
 {DATABASE} = host={postgres.host} port={postgres.port} dbname={DATABASE}
-
+{entries}
 [pgbouncer]
 listen_addr = {HOST}
 listen_port = {port}
@@ -256,4 +285,5 @@ ignore_startup_parameters = extra_float_digits
 ; A line per connection would cost more than the per-request connections measured.
 log_connections = 0
 log_disconnections = 0
+server_idle_timeout = {idle_timeout}
 """

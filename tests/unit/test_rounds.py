@@ -1,0 +1,145 @@
+"""The round scheduler on real (stdlib) servers with the fake generator: launches, order, settle, stopping."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from pathlib import Path
+
+import psutil
+
+from pywebbench.loadgen.base import LoadRequest
+from pywebbench.loadgen.fake import FakeLoadGenerator
+from pywebbench.measure.rounds import Budget, RoundPlan, Rounds
+from pywebbench.plan import Session
+from pywebbench.results.model import TrialResult, TrialSpec
+from pywebbench.results.store import ResultsWriter, load_results, results_path
+from pywebbench.runner import Runner
+from pywebbench.workloads import HELLO
+from support.builders import header
+from support.fakes import CurrentPythonBuilder, stdlib_stack
+
+NAMES = ("one", "two", "three")
+
+
+def _sessions(round_no: int, method: str = "interleaved") -> tuple[Session, ...]:
+    sessions = []
+    for name in NAMES:
+        stack = stdlib_stack("ok", name)
+        spec = TrialSpec(f"r{round_no}-{stack.id}-hello", stack.id, "hello", 10, 0.2, 0.0, round_no, "fake",
+                         method=method, settle_s=0.05)
+        sessions.append(Session(stack, round_no, 1, 1, (spec,), (HELLO,)))
+    random.Random(round_no).shuffle(sessions)
+    return tuple(sessions)
+
+
+class _Setup:
+    def __init__(self, tmp_path: Path, method: str = "interleaved") -> None:
+        self.settles: list[tuple[str, float]] = []
+        self.generator = FakeLoadGenerator()
+        self.writer = ResultsWriter(results_path(tmp_path), header())
+        self.runner = Runner(run_dir=tmp_path, writer=self.writer, generator=self.generator,
+                             builder=CurrentPythonBuilder(), python="python3", ready_timeout_s=10,
+                             settle=self._settle)
+        self.rounds = Rounds(self.runner, method=method, rounds_per_launch=2, seed=3)
+
+    def _settle(self, request: LoadRequest, seconds: float, work_dir: Path) -> None:
+        self.settles.append((request.url, seconds))
+
+    def plan(self, *, min_rounds: int = 3, max_rounds: int = 50, too_wide: object = None,
+             budget: Budget = Budget(None), method: str = "interleaved") -> RoundPlan:
+        return RoundPlan(sessions=lambda r: _sessions(r, method), first_round=1, min_rounds=min_rounds,
+                         max_rounds=max_rounds, too_wide=too_wide,  # type: ignore[arg-type]
+                         budget=budget, baseline=stdlib_stack("ok", "one").id)
+
+    def close(self) -> None:
+        self.writer.finish("complete")
+        self.writer.close()
+
+
+def test_every_stack_once_per_round_in_a_fresh_order_with_a_settle_before_each_window(tmp_path: Path) -> None:
+    setup = _Setup(tmp_path)
+    outcome = setup.rounds.run(setup.plan(min_rounds=5))
+    setup.close()
+    assert outcome.rounds == 5 and outcome.stopped == "rounds"
+    trials = load_results(tmp_path).trials
+    assert Counter(t.spec.round for t in trials) == {r: 3 for r in range(1, 6)}
+    assert all(Counter(t.spec.stack_id for t in trials if t.spec.round == r) == Counter(
+        stdlib_stack("ok", n).id for n in NAMES) for r in range(1, 6))
+    orders = {tuple(t.spec.stack_id for t in trials if t.spec.round == r) for r in range(1, 6)}
+    assert len(orders) > 1
+    # a settle before every window, on the port of the window that follows; nothing recorded of it
+    windows = [r for r in setup.generator.requests if not r.label.endswith("warmup")]
+    assert len(setup.settles) == len(windows) == 15
+    assert [url for url, _ in setup.settles] == [w.url for w in windows]
+    assert all(seconds == 0.05 for _, seconds in setup.settles)
+    assert all(t.spec.settle_s == 0.05 and t.valid for t in trials)
+
+
+def test_servers_live_across_a_launch_and_restart_for_the_next(tmp_path: Path) -> None:
+    setup = _Setup(tmp_path)
+    outcome = setup.rounds.run(setup.plan(min_rounds=5))
+    setup.close()
+    trials = load_results(tmp_path).trials
+    assert outcome.launches == 3  # two rounds per launch: 1-2, 3-4, 5
+    assert {t.spec.round: t.spec.launch for t in trials} == {1: 1, 2: 1, 3: 2, 4: 2, 5: 3}
+    # one server process per stack and launch: the argv (its port) repeats within a launch only
+    ports = {(t.spec.launch, t.spec.stack_id): t.stack.argv for t in trials}
+    assert len(set(ports.values())) == 9
+    for launch in (1, 2):
+        first = {t.spec.stack_id: t.stack.argv for t in trials if t.spec.round == 2 * launch - 1}
+        second = {t.spec.stack_id: t.stack.argv for t in trials if t.spec.round == 2 * launch}
+        assert first == second
+
+
+def test_the_stopping_rule_adds_rounds_until_no_interval_is_too_wide(tmp_path: Path) -> None:
+    setup = _Setup(tmp_path)
+    asked: list[int] = []
+
+    def too_wide(trials: list[TrialResult]) -> tuple[str, ...]:
+        rounds = max(t.spec.round for t in trials)
+        asked.append(rounds)
+        return ("x",) if rounds < 7 else ()
+
+    outcome = setup.rounds.run(setup.plan(min_rounds=3, too_wide=too_wide))
+    setup.close()
+    assert outcome.rounds == 7 and outcome.stopped == "precision"
+    assert asked == [3, 4, 5, 6, 7]  # asked after every round once the minimum is done
+
+
+def test_the_budget_and_the_round_limit_stop_it(tmp_path: Path) -> None:
+    setup = _Setup(tmp_path)
+    spent = setup.rounds.run(setup.plan(min_rounds=3, too_wide=lambda trials: ("x",),
+                                        budget=Budget(time.monotonic() - 1)))
+    assert spent.rounds == 2 and spent.stopped == "budget"  # two rounds at least, for an interval
+    capped = setup.rounds.run(setup.plan(min_rounds=1, max_rounds=4, too_wide=lambda trials: ("x",)))
+    setup.close()
+    assert capped.rounds == 4 and capped.stopped == "max-rounds"
+
+
+def test_no_server_is_left_after_the_rounds(tmp_path: Path) -> None:
+    before = {p.pid for p in psutil.process_iter()}
+    setup = _Setup(tmp_path)
+    setup.rounds.run(setup.plan(min_rounds=3))
+    setup.close()
+    left = [p for p in psutil.process_iter(["cmdline"])
+            if p.pid not in before and "hello_server.py" in " ".join(p.info["cmdline"] or [])]
+    assert left == []
+
+
+def test_duet_pairs_each_stack_with_the_baseline_in_the_same_window(tmp_path: Path) -> None:
+    setup = _Setup(tmp_path, method="duet")
+    setup.rounds.run(setup.plan(min_rounds=3, method="duet"))
+    setup.close()
+    trials = load_results(tmp_path).trials
+    base = stdlib_stack("ok", "one").id
+    assert len(trials) == 3 * 4  # per round: two duets, each recording both sides
+    for t in trials:
+        assert t.spec.partner and (t.spec.partner == base) != (t.spec.stack_id == base)
+        assert t.spec.slot in (1, 2)
+    ids = [t.spec.trial_id for t in trials]
+    assert len(set(ids)) == len(ids)  # the baseline's windows are one per partner
+    # the two generators of a window ran at once: their requests were issued together
+    labels = [r.label for r in setup.generator.requests if not r.label.endswith("warmup")]
+    assert len(labels) == 12
