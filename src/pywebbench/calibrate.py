@@ -51,8 +51,10 @@ def calibration_variants(catalog: Catalog, stack_id: str, extra_loops: int) -> t
             Variant(stack, "B", ((EXTRA_WORK_ENV, str(extra_loops)),)))
 
 
-SIZING_PROBE_US = 40.0
-"""The extra work B gets in the sizing phase (nominal), large enough to see in a few rounds."""
+SIZING_PROBE_US = 100.0
+"""The extra work B gets in the sizing phase (nominal): about a third more CPU per request on
+flask:gunicorn-sync, so that a window's 6% of noise moves its measured cost by little. With a
+40 us probe and 3 rounds the cost came out 1.5x off and B was 7.4% slower instead of 5%."""
 
 
 def sizing_variants(catalog: Catalog, stack_id: str, per_us: float) -> tuple[Variant, ...]:

@@ -62,7 +62,8 @@ SLOWDOWN_PER_HALF_WIDTH = 3.5
 """calibrate stops adding rounds once A/A and A/B are both within ±slowdown/3.5 (1.4% for a 5%
 slowdown), where the smallest detectable difference (about 1.43 half-widths) is well under the
 slowdown, or when --budget is spent."""
-SIZING_ROUNDS = 3
+SIZING_ROUNDS = 8
+"""Rounds of A beside B's probe: enough that B's loop cost is known to about ±6%."""
 
 
 def _positive_int(text: str) -> int:

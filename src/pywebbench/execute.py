@@ -105,6 +105,8 @@ def _missing_only(plan: Plan, done: set[str]) -> Plan:
 def check_tools(plan: Plan, options: RunOptions) -> None:
     """A missing tool is a one-line error before anything starts, never a failure mid-run."""
     wanted = {options.generator, "taskset", "uv"}
+    if options.method != "restart":
+        wanted.add("wrk")  # the settle before each window is a short wrk, whatever measures the window
     needs = {n.value for n in needs_of(plan)}
     if "database" in needs:
         wanted |= {"postgres", "pgbouncer"}

@@ -142,3 +142,17 @@ def test_ctrl_c_mid_round_keeps_finished_windows_and_leaves_nothing(tmp_path: Pa
     again = load_results(tmp_path)
     assert again.complete and len(again.trials) > len(results.trials)
     assert max(t.spec.round for t in again.trials) > max(t.spec.round for t in results.trials)
+
+
+def test_idle_servers_with_pools_never_starve_the_loaded_one_of_db_sessions(tmp_path: Path) -> None:
+    # Two live servers, each with an app-side pool that keeps its sessions while idle, and a
+    # cap of 3: each server has its own pgbouncer lane, so the loaded one always gets its 3.
+    done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--stack", "flask:gunicorn-gthread",
+                      "--workload", "db", *SHORT, "--db-rows", "20000", "--db-pool", "2", "--max-db-sessions", "3",
+                      "--repeats", "2", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = load_results(tmp_path)
+    assert all(t.valid for t in results.trials), [t.error for t in results.trials if not t.valid]
+    assert all(t.db_sessions is not None and 0 < t.db_sessions <= 3 for t in results.trials)
+    bouncer = next(s for s in results.services if s.name == "pgbouncer")
+    assert bouncer.config["lanes"] == 2 and "bench_lane2" in bouncer.config["config"]

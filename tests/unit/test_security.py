@@ -22,3 +22,4 @@ def test_no_shell_true_anywhere_in_the_package() -> None:
                     isinstance(node.value, ast.Name) and node.value.id == "os":
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} os.{node.attr}")
     assert offenders == []
+

@@ -117,6 +117,11 @@ class Rounds:
                     launches += 1
                     lives, failures = self._launch(launch_stack, sessions)
                     in_launch = 0
+                    if not lives:
+                        for session in sessions:  # recorded once, with why; another round would say the same
+                            self.runner.fail(session.trials, failures[session.label])
+                        stopped = "no-server"
+                        break
                 self.runner.expect(sum(len(s.trials) for s in sessions))
                 started = time.monotonic()
                 if self.method == "duet":
