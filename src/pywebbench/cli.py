@@ -122,7 +122,7 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m: rounds are added "
                        "while intervals are wider than --precision and the budget allows")
     p_run.add_argument("--rounds-per-launch", type=_positive_int,
-                       help="rounds on one start of the servers before they are started again (10)")
+                       help="rounds on one start of the servers before they are started again (2)")
     p_run.add_argument("--timeout", type=float, help="seconds before the generator gives up on a request (5)")
     p_run.add_argument("--no-keepalive", dest="keepalive", action="store_const", const=False)
     p_run.add_argument("--seed", type=int, help="seed of the random stack order")

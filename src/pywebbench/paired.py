@@ -27,6 +27,7 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+from scipy.special import stdtrit
 
 CONFIDENCE = 0.95
 RESAMPLES = 4000
@@ -127,8 +128,9 @@ def _logs_by_launch(observations: Sequence[Observation]) -> tuple[_Array, _Array
 
 
 def _bootstrap(logs: _Array, sizes: _Array, statistic: Statistic, resamples: int,
-               rng: np.random.Generator) -> _Array:
-    """Two-stage bootstrap of the statistic: launches with replacement, then rounds within each.
+               rng: np.random.Generator, *, stratified: bool = False) -> _Array:
+    """Bootstrap of the statistic over rounds: launches with replacement, then rounds within
+    each (two-stage); or, `stratified`, every launch kept and its rounds resampled.
 
     Each chosen launch contributes as many rounds as it has; shorter launches are padded with
     NaN to the longest, which the row statistic ignores. One launch is the plain bootstrap.
@@ -140,7 +142,8 @@ def _bootstrap(logs: _Array, sizes: _Array, statistic: Statistic, resamples: int
     out = np.empty(resamples)
     for start in range(0, resamples, chunk):
         rows = min(chunk, resamples - start)
-        chosen = rng.integers(0, n_launches, size=(rows, n_launches))
+        chosen = np.broadcast_to(np.arange(n_launches), (rows, n_launches)) if stratified \
+            else rng.integers(0, n_launches, size=(rows, n_launches))
         size = sizes[chosen][..., None]
         index = offsets[chosen][..., None] + (rng.random((rows, n_launches, longest)) * size).astype(int)
         drawn = np.where(slot < size, logs[index], np.nan).reshape(rows, -1)
@@ -171,16 +174,43 @@ def ratio_interval(
     ratios: Sequence[Observation], statistic: Statistic = Statistic.TRIMMED_GEOMEAN, *,
     confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = 0,
 ) -> Interval | None:
-    """Bootstrap interval of the statistic of paired ratios; None below two rounds.
+    """Interval of the statistic of paired ratios over rounds nested in launches; None below two rounds.
 
-    Two launches make a coarse first stage (three distinct launch draws): more launches are
-    what narrows it when the variance is between launches (see level_variances).
+    One launch: the bootstrap over rounds. Several: the random-effects error of the grand
+    statistic, se^2 = se_within^2 + var_between / launches, where se_within comes from a
+    bootstrap of rounds within each launch (launches kept) and var_between from the one-way
+    ANOVA of level_variances. Resampling launches *and* rounds (the two-stage bootstrap)
+    counts the within-launch variance twice: with no launch effect its intervals came out
+    1.3-1.4x too wide here (Davison & Hinkley 1997, 3.8); resampling a handful of launches
+    alone is too coarse to give an interval at all.
     """
     if len(ratios) < 2:
         return None
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must be between 0 and 1")
     logs, sizes = _logs_by_launch(ratios)
-    boot = _bootstrap(logs, sizes, statistic, resamples, np.random.default_rng(seed))
-    return _interval(_log_statistic(logs, statistic), boot, confidence, len(ratios), sizes.size)
+    center = _log_statistic(logs, statistic)
+    rng = np.random.default_rng(seed)
+    if sizes.size == 1 or int(sizes.max()) == 1:
+        # One launch, or a launch per round: the rounds are the independent units.
+        flat = np.asarray([logs.size])
+        return _interval(center, _bootstrap(logs, flat, statistic, resamples, rng), confidence, len(ratios),
+                         int(sizes.size))
+    within = _bootstrap(logs, sizes, statistic, resamples, rng, stratified=True)
+    levels = level_variances(ratios)
+    between = (levels[0] if levels is not None else 0.0) / sizes.size
+    within_var = float(np.var(within, ddof=1))
+    se = math.sqrt(within_var + between)
+    # Student's t with Satterthwaite's degrees of freedom: a launch effect is estimated from
+    # only launches - 1 degrees of freedom, and the interval must say so.
+    df_within, df_between = len(ratios) - sizes.size, sizes.size - 1
+    denominator = within_var ** 2 / max(1, df_within) + between ** 2 / df_between
+    df = (se ** 4 / denominator) if denominator > 0 else float("inf")
+    quantile = float(stdtrit(df, 0.5 + confidence / 2.0)) if math.isfinite(df) \
+        else NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    return Interval(center=math.exp(center), low=math.exp(center - quantile * se),
+                    high=math.exp(center + quantile * se), n_rounds=len(ratios), n_launches=int(sizes.size),
+                    se_log=se)
 
 
 def unpaired_ratio_interval(
