@@ -34,17 +34,19 @@ if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go
 fi
 
-# oha: the open-loop generator, from crates.io into .tools/cargo (Debian does not package it).
+# oha: the open-loop generator, from crates.io into the user's pywebbench cache (Debian does not
+# package it), so every checkout on this machine shares one build.
 OHA_VERSION=1.16.0
-if [ ! -x .tools/cargo/bin/oha ] && ! command -v oha >/dev/null 2>&1; then
+TOOLS="${PYWEBBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pywebbench}/tools"
+if [ ! -x "$TOOLS/cargo/bin/oha" ] && [ ! -x .tools/cargo/bin/oha ] && ! command -v oha >/dev/null 2>&1; then
   CARGO=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
   if [ ! -x "$CARGO" ]; then
     $SUDO apt-get update -q
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends cargo
     CARGO=$(command -v cargo)
   fi
-  echo "install: oha $OHA_VERSION into .tools/cargo (a few minutes of compiling, once)" >&2
-  "$CARGO" install --quiet --locked --root .tools/cargo oha --version "$OHA_VERSION"
+  echo "install: oha $OHA_VERSION into $TOOLS/cargo (a few minutes of compiling, once)" >&2
+  "$CARGO" install --quiet --locked --root "$TOOLS/cargo" oha --version "$OHA_VERSION"
 fi
 
 # uv: the one on PATH, else a private copy from PyPI (Debian 12 does not package uv).

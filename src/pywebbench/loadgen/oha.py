@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pywebbench.envs import cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.procs import ManagedProcess
@@ -58,7 +59,8 @@ def oha_binary() -> str | None:
     found = shutil.which("oha")
     if found is not None:
         return found
-    for candidate in (REPO_ROOT / ".tools" / "cargo" / "bin" / "oha", Path.home() / ".cargo" / "bin" / "oha"):
+    for candidate in (cache_root() / "tools" / "cargo" / "bin" / "oha", REPO_ROOT / ".tools" / "cargo" / "bin" / "oha",
+                      Path.home() / ".cargo" / "bin" / "oha"):
         if os.access(candidate, os.X_OK):
             return str(candidate)
     return None

@@ -83,6 +83,7 @@ class Rounds:
         self.on_note = on_note
         self.launches = 0
         self._round_seconds: list[float] = []
+        self._launch_seconds: list[float] = []
 
     def run(self, plan: RoundPlan) -> SetOutcome:
         results_before = len(self.runner.results)
@@ -98,7 +99,8 @@ class Rounds:
                 if done >= plan.max_rounds:
                     stopped = "max-rounds"
                     break
-                if done >= 2 and not plan.budget.allows(self._round_estimate(lives)):
+                relaunch = in_launch == 0 or in_launch >= self.rounds_per_launch
+                if done >= 2 and not plan.budget.allows(self._round_estimate(relaunch)):
                     stopped = "budget"
                     break
                 if done >= plan.min_rounds:
@@ -110,12 +112,14 @@ class Rounds:
                 sessions = list(plan.sessions(round_no))
                 if not sessions:
                     break
-                if in_launch == 0 or in_launch >= self.rounds_per_launch:
+                if relaunch:
+                    launch_started = time.monotonic()
                     launch_stack.close()
                     self.runner.reset_pool()
                     self.launches += 1
                     launches += 1
                     lives, failures = self._launch(launch_stack, sessions)
+                    self._launch_seconds.append(time.monotonic() - launch_started)
                     in_launch = 0
                     if not lives:
                         for session in sessions:  # recorded once, with why; another round would say the same
@@ -135,10 +139,11 @@ class Rounds:
         self.runner.reset_pool()
         return SetOutcome(done, launches, stopped)
 
-    def _round_estimate(self, lives: dict[str, Live]) -> float:
-        if self._round_seconds:
-            return sorted(self._round_seconds)[len(self._round_seconds) // 2]
-        return 0.0
+    def _round_estimate(self, relaunch: bool) -> float:
+        """The next round's wall time: the median round, plus the median launch if one is due."""
+        def median(values: list[float]) -> float:
+            return sorted(values)[len(values) // 2] if values else 0.0
+        return median(self._round_seconds) + (median(self._launch_seconds) if relaunch else 0.0)
 
     def _launch(self, stack: ExitStack, sessions: list[Session]) -> tuple[dict[str, Live], dict[str, LaunchFailed]]:
         """Start every server of the set, in a random order, then warm each one."""

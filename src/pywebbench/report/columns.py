@@ -192,3 +192,20 @@ def latency_format(ms: float | None) -> str:
     if ms is None:
         return "-"
     return format(ms, ".2f" if ms < 10 else ".1f" if ms < 1000 else ",.0f")
+
+
+def method_note(rows: list[Row]) -> str:
+    """What the paired method did and how to read its intervals and ties."""
+    method = rows[0].method
+    rounds = max(r.rounds for r in rows)
+    launches = max(r.launches for r in rows)
+    spec = rows[0].spec
+    text = (f"Method: {method}, {rounds} rounds in {launches} launch(es), {spec.duration_s:g}s windows after "
+            f"{spec.settle_s:g}s settles. Ratio: to the baseline within each round (a 10%-trimmed geometric "
+            "mean over rounds); its 95% interval by bootstrap over rounds nested in launches. Rows with the "
+            "same Tie number are tied: the interval of their own paired ratio holds 1.")
+    if method == "duet":
+        text += (" Duet: each stack was loaded at the same time as the baseline, on the same CPUs with equal "
+                 "CPU shares, so the ratio is relative efficiency under a shared CPU; it answers CPU-bound "
+                 "comparisons, not stacks limited by waiting (a database behind few workers).")
+    return text

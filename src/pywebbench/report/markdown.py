@@ -13,6 +13,7 @@ from pywebbench.report.columns import (
     interval,
     knob_labels,
     latency_format,
+    method_note,
     num,
     run_workloads,
     server_label,
@@ -85,6 +86,9 @@ def render_markdown(results: ResultSet) -> str:
     aggregation = " / ".join(sorted({r.aggregation for r in summary.rows})) or "median"
     lines.append(f"- Req/s is the {aggregation} of each stack's repeats; brackets hold its bootstrap 95% interval "
                  "(none with a single repeat).")
+    paired = [r for r in summary.rows if r.method != "restart"]
+    if paired:
+        lines.append(f"- {escape(method_note(paired))}")
     if summary.baseline_missing:
         missing = escape(", ".join(summary.baseline_missing))
         lines.append(f"- No ratio for {missing}: the baseline {code(summary.baseline)} was not measured in this run "
