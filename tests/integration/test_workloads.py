@@ -17,9 +17,9 @@ def _overlap(checks: tuple[str, ...]) -> list[str]:
     return [c for c in checks if c.startswith("no-overlap")]
 
 
-def _run(tmp_path: Path, *args: str) -> ResultSet:
+def _run(tmp_path: Path, *args: str, codes: tuple[int, ...] = (0,)) -> ResultSet:
     done = pywebbench("run", *SHORT, "--out", str(tmp_path), *args)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode in codes, done.stderr[-3000:]
     return load_results(tmp_path)
 
 
@@ -49,7 +49,9 @@ def test_unpatched_driver_under_gevent_fails_the_overlap_check(tmp_path: Path) -
     (trial,) = patched.trials
     assert trial.stack.driver == "psycopg2-gevent"
     assert not _overlap(trial.checks), trial.checks
-    blocking = _run(tmp_path / "blocking", *common, "--driver", "psycopg2")
+    # Serialised 0.2 s queries under 10 connections may time out: then the trial is invalid
+    # and the run exits 1 (some trial failed), which is what the exit code is for.
+    blocking = _run(tmp_path / "blocking", *common, "--driver", "psycopg2", codes=(0, 1))
     (trial,) = blocking.trials
     assert trial.stack.driver == "psycopg2"
     assert any(c.startswith("no-overlap") for c in trial.checks), trial.checks
