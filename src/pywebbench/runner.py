@@ -459,6 +459,14 @@ class Runner:
             self.settle(base, settle_s, work_dir)
             self.ledger.add("settles", time.monotonic() - started)
 
+    def db_peak(self, sampling: ExitStack, live: Live, workload: Workload) -> PeakSampler | None:
+        """Seed 000's #DB: the peak of the loaded lane's server sessions while `sampling` is open."""
+        backing = self.backing
+        if backing is None or backing.pgbouncer is None or Needs.DATABASE not in workload.needs:
+            return None
+        lane = live.lane
+        return sampling.enter_context(PeakSampler(lambda: backing.db_sessions(lane)))
+
     def _window(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float,
                 settle_s: float) -> TrialResult:
         started_at = now()
@@ -468,11 +476,7 @@ class Runner:
             load_average = os.getloadavg()
             started = time.monotonic()
             with ExitStack() as sampling:
-                peak = None
-                if self.backing is not None and self.backing.pgbouncer is not None \
-                        and Needs.DATABASE in workload.needs:
-                    backing, lane = self.backing, live.lane
-                    peak = sampling.enter_context(PeakSampler(lambda: backing.db_sessions(lane)))
+                peak = self.db_peak(sampling, live, workload)
                 usage = sampling.enter_context(self.accountant.window(peak_of=(live.role,))) \
                     if self.sample_resources else None
                 load = self.generator.run(self.load_request(spec, live.port, workload.path), self.run_dir / "loadgen")

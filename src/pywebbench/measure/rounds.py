@@ -23,8 +23,7 @@ from pywebbench.plan import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
 from pywebbench.runner import LaunchFailed, Live, Runner, now
 from pywebbench.checks import trial_checks
-from pywebbench.workloads import Needs, Workload
-from pywebbench.services.backing import PeakSampler
+from pywebbench.workloads import Workload
 
 EQUAL_SHARES = 1024
 
@@ -244,11 +243,7 @@ class Rounds:
 
         started = time.monotonic()
         with ExitStack() as sampling:
-            peak = None
-            if runner.backing is not None and runner.backing.pgbouncer is not None \
-                    and Needs.DATABASE in workload.needs:
-                backing, lane = runner.backing, live.lane
-                peak = sampling.enter_context(PeakSampler(lambda: backing.db_sessions(lane)))
+            peak = runner.db_peak(sampling, live, workload)
             usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))
             threads = [threading.Thread(target=drive, args=(i,)) for i in range(2)]
             for t in threads:  # in the shuffled order: sides[0]'s generator starts first
