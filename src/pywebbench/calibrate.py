@@ -119,6 +119,10 @@ class Calibration:
     cpu_ab_ci: tuple[float, float] | None
     ab_within_expected: bool | None
     """The A/B interval holds 1 - injected_slowdown: the size of the difference is right too."""
+    measured_share: float | None = None
+    """Measured windows (sizing and main phase) as a fraction of the command's wall time."""
+    main_measured_share: float | None = None
+    """The same for the main phase alone: what a warm `run` of three stacks spends measuring."""
 
     def render(self) -> str:
         def pct(v: float | None) -> str:
@@ -141,6 +145,7 @@ class Calibration:
             f"  CPU per request: A {self.cpu_us_per_req_a or 0:,.0f} us; A2/A {self.cpu_aa_ratio or 0:.4f} "
             f"{ci(self.cpu_aa_ci)}, B/A {self.cpu_ab_ratio or 0:.4f} {ci(self.cpu_ab_ci)}",
             f"  smallest difference these rounds can detect (95% confidence, 80% power): {pct(self.mde)}",
+            f"  wall time in measured windows: {pct(self.measured_share)} (main phase {pct(self.main_measured_share)})",
         ]
         return "\n".join(lines)
 
@@ -157,7 +162,8 @@ def _pair(ci: tuple[float, float] | None) -> tuple[float, float] | None:
 
 
 def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, slowdown: float, wall_s: float,
-                     loop_cost_us: float | None = None) -> Calibration:
+                     loop_cost_us: float | None = None, measured_s: float | None = None,
+                     main_share: float | None = None) -> Calibration:
     rows = list(summarize(results, baseline=_baseline(results)).rows)
     a, a2, b = _row(rows, "A"), _row(rows, "A2"), _row(rows, "B")
     if a is None or a2 is None or b is None:
@@ -181,6 +187,8 @@ def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, s
         cpu_aa_ratio=a2.cpu_ratio, cpu_aa_ci=_pair(a2.cpu_ratio_ci),
         cpu_ab_ratio=b.cpu_ratio, cpu_ab_ci=_pair(b.cpu_ratio_ci),
         ab_within_expected=None if b.ratio_ci is None else b.ratio_ci[0] <= expected <= b.ratio_ci[1],
+        measured_share=None if measured_s is None or wall_s <= 0 else round(measured_s / wall_s, 4),
+        main_measured_share=None if main_share is None else round(main_share, 4),
     )
 
 

@@ -421,6 +421,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     per_us = loops_per_us()
     extra_loops = round(args.extra_us * per_us) if args.extra_us is not None else 0
     loop_cost_us: float | None = None
+    measured_s = 0.0
     if args.extra_us is None:
         err.print(f"sizing: A's CPU per request and what a loop costs the app, for a {args.slowdown:.0%} slowdown of B")
         sized = sizing_variants(catalog, stack_id, per_us)
@@ -431,6 +432,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
         outcome = _execute(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")
         if outcome.status != "complete":
             return 130
+        measured_s += outcome.ledger.get("measured windows", 0.0)
         extra_loops, cpu_a_us, loop_cost_us = size_extra_work(load_results(outcome.run_dir), args.slowdown,
                                                               probe_loops)
         err.print(f"sizing: A spends {cpu_a_us:,.0f} us per request, a loop costs the app {loop_cost_us * 1000:.1f} ns: "
@@ -441,9 +443,12 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     job = Job("calibrate", replace(options, budget_s=budget, out_dir=run_dir), variants=variants,
               extra={"extra_loops": extra_loops, "slowdown": args.slowdown})
     outcome = _execute(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")
+    main_measured = outcome.ledger.get("measured windows", 0.0)
     report = calibrate_report(load_results(outcome.run_dir), extra_loops=extra_loops,
                               extra_us=extra_loops / per_us, slowdown=args.slowdown,
-                              wall_s=time.monotonic() - started, loop_cost_us=loop_cost_us)
+                              wall_s=time.monotonic() - started, loop_cost_us=loop_cost_us,
+                              measured_s=measured_s + main_measured,
+                              main_share=main_measured / outcome.wall_s if outcome.wall_s > 0 else None)
     (outcome.run_dir / "calibration.json").write_text(report.to_json())
     if args.json:
         print(json.dumps(asdict(report)))

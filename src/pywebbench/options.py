@@ -91,7 +91,7 @@ class RunOptions:
     workloads: tuple[str, ...] = ("hello",)
     connections: int = 100
     duration_s: float = 4.0
-    warmup_s: float = 1.0
+    warmup_s: float = 0.5
     workers: int | None = None
     threads: int | None = None
     stack_cpus: tuple[int, ...] | None = None
@@ -134,7 +134,7 @@ class RunOptions:
     settle_s: float = 0.25
     """Discarded load before each interleaved or duet window, so the window does not start
     on the previous stack's tail."""
-    rounds_per_launch: int = 2
+    rounds_per_launch: int = 3
     """Rounds measured on one start of the servers before they are started again. Few: here a
     launch moved a stack's ratio by 3-4% (sd) for its whole life, against 6-7% per window, so
     precision per minute was best spent on launches (Kalibera & Jones 2013)."""

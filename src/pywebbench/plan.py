@@ -120,6 +120,25 @@ def knobs_for(workload: Workload, options: RunOptions) -> dict[str, Any]:
     return knobs
 
 
+def pool_problem(session: Session) -> str | None:
+    """Why this session's app-side pools cannot all get a database session, or None.
+
+    Each worker opens its --db-pool connections at start and keeps them; pgbouncer in session
+    mode binds each to a server session for its whole life. When the workers hold more than
+    --max-db-sessions, the surplus waits in pgbouncer's queue for a session that is never
+    released, and the requests on those connections hang: a configuration that cannot work.
+    """
+    for spec in session.trials:
+        if not spec.db_pool or spec.max_db_sessions is None:
+            continue
+        held = session.workers * spec.db_pool
+        if held > spec.max_db_sessions:
+            return (f"{session.stack.id}: {session.workers} worker(s) x --db-pool {spec.db_pool} hold {held} "
+                    f"database sessions, over --max-db-sessions {spec.max_db_sessions}: the pooled connections "
+                    f"beyond the cap would wait forever; lower --db-pool or --workers, or raise --max-db-sessions")
+    return None
+
+
 def point_overrides(point: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     """RunOptions fields a sweep point sets; stack_cpus stays a count here."""
     return {name: value for name, value in point}
@@ -203,6 +222,9 @@ def make_plan(
                         continue
                     planned_flat.add((round_no, variant.alias, variant.stack.id, flat))
                 session = _session(variant, opts, round_no, point, workloads, stack_cpus, split.loadgen)
+                problem = None if session is None else pool_problem(session)
+                if problem is not None:
+                    raise UserError(problem)
                 if session is not None and keep(session):
                     sessions.append(session)
     return Plan(tuple(sessions), tuple(skipped), split, seed)

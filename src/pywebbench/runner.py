@@ -450,9 +450,14 @@ class Runner:
         work_dir = self.run_dir / "loadgen"
         if warmup_s > 0:
             started = time.monotonic()
-            warm_count = max(1, spec.requests // 5) if spec.requests else None
-            self.generator.run(replace(base, duration_s=warmup_s, label=f"{spec.trial_id}.warmup",
-                                       requests=warm_count), work_dir)
+            if spec.requests:
+                # A fixed-count reproduction (ab -n) warms with a fifth of its count, as before.
+                self.generator.run(replace(base, duration_s=warmup_s, label=f"{spec.trial_id}.warmup",
+                                           requests=max(1, spec.requests // 5)), work_dir)
+            else:
+                # Timed like a settle: the generators round to whole seconds, so a 0.5 s warmup
+                # would cost a full second per server and launch; its figures are never read.
+                self.settle(base, warmup_s, work_dir)
             self.ledger.add("warmups", time.monotonic() - started)
         if settle_s > 0:
             started = time.monotonic()

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from pywebbench.catalog.registry import build_catalog
@@ -52,3 +54,13 @@ def test_rounds_reshuffle_and_cover_every_stack() -> None:
 def test_unknown_workload_is_refused() -> None:
     with pytest.raises(UserError, match="unknown workload"):
         make_plan(CATALOG, RunOptions(stacks=("flask:gunicorn-sync",), workloads=("nope",)), (0, 1))
+
+
+def test_app_pools_holding_more_sessions_than_the_cap_are_refused_before_anything_starts() -> None:
+    # 3 gthread workers (one stack CPU) x a pool of 2 = 6 sessions held for life, against a cap of 3
+    options = RunOptions(stacks=("flask:gunicorn-gthread",), workloads=("db",), db_pool=2, max_db_sessions=3)
+    with pytest.raises(UserError, match=r"3 worker\(s\) x --db-pool 2 hold 6 database sessions, over --max-db-sessions 3"):
+        make_plan(CATALOG, options, (0, 1))
+    # one each fits exactly; and a workload without a database never counts the pool
+    assert make_plan(CATALOG, replace(options, db_pool=1), (0, 1)).sessions
+    assert make_plan(CATALOG, replace(options, workloads=("hello",)), (0, 1)).sessions
