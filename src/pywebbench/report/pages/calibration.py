@@ -1,0 +1,111 @@
+"""Calibrate runs as table rows: statistics re-derived from each run's committed windows.
+
+A run directory holds results.jsonl (every window) and calibration.json (what `calibrate
+--json` printed). The intervals are computed again from the windows with this pywebbench, so
+a corrected rule reaches old runs; the run's own facts (the loops B spun, the slowdown asked,
+the wall time, its measured share) come from calibration.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from pywebbench.analyze import observations, rps_of
+from pywebbench.calibrate import Calibration, calibrate_report
+from pywebbench.paired import level_variances, paired_ratios
+from pywebbench.results.store import load_results
+
+
+@dataclass(frozen=True)
+class CalibrationRun:
+    name: str
+    """`interleaved 3`: the method folder and the run's number."""
+    figures: Calibration
+    rounds_per_launch: object
+    warmup_s: object
+    launch_sd: float | None
+    round_sd: float | None
+
+
+def load_run(path: Path) -> CalibrationRun:
+    printed = json.loads((path / "calibration.json").read_text())
+    results = load_results(path / "results.jsonl")
+    figures = calibrate_report(
+        results, extra_loops=printed["extra_loops"], extra_us=printed["extra_us"],
+        slowdown=printed["injected_slowdown"], wall_s=printed["wall_s"], loop_cost_us=printed.get("loop_cost_us"),
+        measured_s=None if printed.get("measured_share") is None else printed["measured_share"] * printed["wall_s"],
+        main_share=printed.get("main_measured_share"),
+    )
+    options = results.header.options
+    a = [t for t in results.trials if t.spec.alias == "A"]
+    a2 = [t for t in results.trials if t.spec.alias == "A2"]
+    duet = any(t.spec.method == "duet" for t in results.trials)
+    base = [t for t in a if not duet or t.spec.partner.endswith("#A2")]  # duet: A's window beside A2
+    levels = level_variances(paired_ratios(observations(a2, rps_of), observations(base, rps_of)))
+    return CalibrationRun(
+        name=f"{path.parent.name} {path.name}", figures=figures,
+        rounds_per_launch=options.get("rounds_per_launch", "-"), warmup_s=options.get("warmup_s", options.get("warmup", "-")),
+        launch_sd=None if levels is None else math.sqrt(levels[0]),
+        round_sd=None if levels is None else math.sqrt(levels[1]),
+    )
+
+
+def load_runs(root: Path) -> list[CalibrationRun]:
+    """Every run under a method folder, in run-number order."""
+    dirs = [p for p in root.iterdir() if (p / "calibration.json").exists()] if root.is_dir() else []
+    return [load_run(p) for p in sorted(dirs, key=lambda p: (len(p.name), p.name))]
+
+
+HEADER = ("| run | rounds per launch / warmup | rounds | launches | wall | measured | A2/A [95% CI] | A/A holds 1 "
+          "| injected (measured) | B/A [95% CI] | detected | mde | launch sd | round sd |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def _pct(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}%}"
+
+
+def _ci(ratio: float | None, ci: tuple[float, float] | None) -> str:
+    if ratio is None or ci is None:
+        return "-"
+    return f"{ratio:.4f} [{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def row(run: CalibrationRun) -> str:
+    c = run.figures
+    a, b = c.cpu_us_per_req_a, c.cpu_us_per_req_b
+    by_cpu = None if a is None or not b else 1 - a / b
+    return (f"| {run.name} | {run.rounds_per_launch} / {run.warmup_s} s | {c.rounds} | {c.launches} | "
+            f"{c.wall_s / 60:.1f} min | {_pct(c.main_measured_share, 0)} | {_ci(c.aa_ratio, c.aa_ci)} | "
+            f"{'yes' if c.aa_contains_one else 'NO'} | {c.injected_slowdown:.0%} ({_pct(by_cpu)} by CPU) | "
+            f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {_pct(c.mde)} | "
+            f"{_pct(run.launch_sd)} | {_pct(run.round_sd)} |")
+
+
+def table(runs: list[CalibrationRun]) -> str:
+    return "\n".join([HEADER, *(row(r) for r in runs)])
+
+
+def summary(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: float) -> str:
+    """One sentence a reader checks the issue's targets against."""
+    if not runs:
+        return "No run committed yet."
+    n = len(runs)
+    figures = [r.figures for r in runs]
+    detected = sum(1 for c in figures if c.detected)
+    holds = sum(1 for c in figures if c.aa_contains_one)
+    mdes = [c.mde for c in figures if c.mde is not None]
+    within = sum(1 for c in figures if c.wall_s <= wall_limit_s)
+    small = sum(1 for m in mdes if m <= mde_target)
+    shares = [c.main_measured_share for c in figures if c.main_measured_share is not None]
+    text = (f"{n} runs: the slowdown detected in {detected} of {n}, the A/A interval holding 1 in {holds} of "
+            f"{n}, {within} of {n} within {wall_limit_s / 60:g} minutes of wall time")
+    if mdes:
+        text += (f", a smallest detectable difference of {min(mdes):.1%}-{max(mdes):.1%} "
+                 f"({small} of {len(mdes)} at or under {mde_target:.0%})")
+    if shares:
+        text += f", {min(shares):.0%}-{max(shares):.0%} of the main phase's wall time in measured windows"
+    return text + "."

@@ -1,0 +1,125 @@
+"""docs/method.md: what the method can tell apart here, from the committed calibrate runs.
+
+Every figure on the page is computed from files under docs/results/ (calibrate runs,
+method-choice runs, the fidelity pairs); the prose around them names no number of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pywebbench.report.pages.calibration import CalibrationRun, load_runs, summary, table
+
+TEN_MINUTES_S = 600.0
+FIVE_MINUTES_S = 300.0
+
+
+def _section(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: float) -> str:
+    return f"{table(runs)}\n\n{summary(runs, mde_target=mde_target, wall_limit_s=wall_limit_s)}"
+
+
+def _fidelity(results: Path) -> str:
+    lines = []
+    for path in sorted((results / "fidelity").glob("*.json")):
+        data = json.loads(path.read_text())
+        low, high = data["ci"]
+        lines.append(
+            f"- `{data['stack']}`: method/bare wrk **{data['ratio']:.4f} [{low:.4f}, {high:.4f}]** over "
+            f"{data['pairs']} pairs of {data['duration_s']:g} s windows at {data['connections']} connections "
+            f"({min(data['bare_rps']):,.0f}-{max(data['bare_rps']):,.0f} req/s bare): "
+            f"{'within' if data['within_3pct'] else 'NOT within'} ±3% "
+            f"(`docs/results/fidelity/{path.name}`)."
+        )
+    return "\n".join(lines) or "No fidelity run committed yet."
+
+
+def _choices(results: Path) -> str:
+    parts = []
+    root = results / "method-choices"
+    for choice in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        runs = load_runs(choice)
+        if runs:
+            parts.append(f"**{choice.name}** (`docs/results/method-choices/{choice.name}`):\n\n"
+                         f"{_section(runs, mde_target=0.05, wall_limit_s=TEN_MINUTES_S)}")
+    return "\n\n".join(parts) or "No method-choice run committed yet."
+
+
+def _spread(runs: list[CalibrationRun], what: str) -> str:
+    values = [v for v in (getattr(r, what) for r in runs) if v is not None]
+    return "-" if not values else f"{min(values):.1%}-{max(values):.1%}"
+
+
+def _noise(interleaved: list[CalibrationRun], duet: list[CalibrationRun]) -> str:
+    return f"""\
+- **Fast noise.** One round's A2/A ratio moves by {_spread(interleaved, "round_sd")} (sd) in the
+  interleaved runs above: the CPU does more or less work per second from one 4 s window to the
+  next, and the kernel counts no steal time for it. Pairing within a round removes the slow
+  drift, not this, so the precision comes from many windows. The duet, which loads both
+  stacks in the same seconds, cancels much of it ({_spread(duet, "round_sd")}), not all: the
+  two generators and servers do not meet the CPU in lockstep.
+- **Launch effects.** Each server start has an effect of its own that lasts as long as the
+  server (hash seeds, memory layout, which worker gets which connection): {_spread(interleaved, "launch_sd")}
+  (sd) in the interleaved runs. An honest interval carries it on as many degrees of freedom
+  as there are launches, so the method restarts every few rounds; the runs below with 10 rounds
+  per launch show what fewer launches cost.
+- **Window and settle.** A 4 s window and a 0.25 s settle keep the settle near 6% of the
+  window and give a round of three stacks in about 13 s, short enough to pair away the drift.
+  Warmups are timed like settles (0.5 s), since the generators round to whole seconds."""
+
+
+def render(results: Path) -> str:
+    interleaved = load_runs(results / "calibrate" / "interleaved")
+    duet = load_runs(results / "calibrate" / "duet")
+    return f"""\
+# What this machine can tell apart
+
+<!-- Built by scripts/docs from docs/results/; edit src/pywebbench/report/pages/method.py, not this file. -->
+
+Every run below was made on this project's shared 2-core VM (Intel Xeon, Debian 12, kernel
+6.18), nothing else running, the stack on CPU 1 and wrk on CPU 0. `pywebbench calibrate` runs
+flask:gunicorn-sync under three names: A, A again (A2), and B, the same app spinning a fixed
+number of loop iterations more per request, sized in the run (a sizing phase of 8 rounds reads
+from the cgroups what a loop costs the running app) to slow a CPU-bound stack by the injected
+fraction. The statistics in each row are re-derived from the run's committed windows
+(`results.jsonl`) with today's code; wall time and measured share are what the run recorded.
+
+Columns: *rounds per launch / warmup* are the run's own settings (the defaults changed over
+time); *measured* is the main phase's wall time spent in measured windows (settles, warmups,
+starts and the harness are the rest; runs before it was recorded show `-`); *injected
+(measured)* is the slowdown B's extra CPU per request implies, as the kernel counted it;
+*launch sd* and *round sd* are where A2/A's variance is (a launch's own effect, one round's).
+
+## Interleaved: a 5% slowdown within 10 minutes
+
+`scripts/calibrate-series interleaved FIRST LAST --budget 10m`
+
+{_section(interleaved, mde_target=0.05, wall_limit_s=TEN_MINUTES_S)}
+
+## Duet: a 2% slowdown within 5 minutes
+
+`scripts/calibrate-series duet FIRST LAST --slowdown 0.02 --budget 5m`
+
+{_section(duet, mde_target=0.05, wall_limit_s=FIVE_MINUTES_S)}
+
+## Why these defaults: what the noise here looks like
+
+{_noise(interleaved, duet)}
+
+## The launch count and the warmup
+
+The same calibration with other settings, kept as the evidence for the defaults. Fewer
+launches spend more of the wall time measuring, but each server start has an effect of its own
+that lasts as long as the server; with few launches an honest interval carries that effect on
+a handful of degrees of freedom (Kalibera & Jones: spend repetitions where the variance is).
+
+{_choices(results)}
+
+## Fidelity: does the method read what bare wrk reads?
+
+`scripts/fidelity --stack STACK --pairs 10` starts a stack the way `run` does, beside two
+idle copies, and alternates (random order per pair) the method's window with a bare `wrk` of
+the same connections, duration and pinning against the same live server.
+
+{_fidelity(results)}
+"""
