@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -182,7 +181,6 @@ def test_std_engine_serves_the_same(binaries: GoBinaries, tmp_path: Path) -> Non
     assert alive(pids) == []
 
 
-@pytest.mark.skipif(not os.access("/usr/bin/wrk", os.X_OK), reason="needs /usr/bin/wrk")
 def test_upstream_ceiling_under_wrk(upstream: UpstreamService, tmp_path: Path) -> None:
     rps = upstream.measure_ceiling(1.0, 50, work_dir=tmp_path)
     ideal = 50 / DELAY_S

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 from pywebbench.loadgen.base import LoadRequest
-from pywebbench.loadgen.oha import Oha, oha_binary
+from pywebbench.loadgen.oha import Oha
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.verify import wait_ready
 
-pytestmark = pytest.mark.skipif(oha_binary() is None, reason="needs oha (./scripts/install.sh)")
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 HOST = "127.0.0.1"

@@ -31,10 +31,6 @@ BROWSER_ARGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-de
 HELLO_TITLE = "hello - 100 connections - wrk"
 LOAD_TIMEOUT_S = 120  # 5 MB of plotly.js and two dozen charts on a busy 2-core machine
 
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
-    reason="needs Debian's chromium and chromium-driver (./scripts/install.sh)",
-)
 
 
 @pytest.fixture(scope="module")

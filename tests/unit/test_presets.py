@@ -1,3 +1,4 @@
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -22,8 +23,19 @@ from pywebbench.presets import (
 )
 from pywebbench.sweep import Knob
 
-SEEDS = Path("/work/shared/seeds")
-needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="seed documents not on this machine")
+def _seeds() -> Path:
+    """The seed texts beside the repository (../shared/seeds), or where PYWEBBENCH_SEEDS says.
+
+    A clone elsewhere (a CI checkout in /tmp) falls back to the team machines' shared folder.
+    """
+    repo = Path(__file__).resolve().parents[2]
+    candidates = [os.environ.get("PYWEBBENCH_SEEDS"), repo.parent / "shared" / "seeds", "/work/shared/seeds"]
+    return next((Path(c) for c in candidates if c and Path(c).is_dir()), repo.parent / "shared" / "seeds")
+
+
+SEEDS = _seeds()
+needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed documents not found at {SEEDS} "
+                                 "(set PYWEBBENCH_SEEDS)")
 
 
 @pytest.fixture(scope="module")
