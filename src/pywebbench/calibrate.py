@@ -124,31 +124,6 @@ class Calibration:
     main_measured_share: float | None = None
     """The same for the main phase alone: what a warm `run` of three stacks spends measuring."""
 
-    def render(self) -> str:
-        def pct(v: float | None) -> str:
-            return "-" if v is None else f"{v:.1%}"
-
-        def ci(c: tuple[float, float] | None) -> str:
-            return "no interval" if c is None else f"[{c[0]:.3f}, {c[1]:.3f}]"
-
-        aa = {True: "contains 1, as it must", False: "EXCLUDES 1: the method is biased here", None: "undecided"}
-        ab = {True: "the slowdown was detected", False: "NOT detected: within noise with what was spent",
-              None: "undecided (fewer than 2 rounds)"}
-        lines = [
-            f"calibration of {self.stack} by the {self.method} method: {self.rounds} rounds in {self.launches} "
-            f"launch(es), {self.window_s:g}s windows after {self.settle_s:g}s settles, {self.wall_s / 60:.1f} min; "
-            f"CPU from {self.cpu_source}",
-            f"  A/A: req/s ratio {self.aa_ratio or 0:.4f} {ci(self.aa_ci)}: {aa[self.aa_contains_one]}",
-            f"  A/B: B spins {self.extra_loops:,} more loops per request, sized to slow a CPU-bound stack by "
-            f"{pct(self.injected_slowdown)} (the kernel saw {self.injected_measured_us or 0:,.1f} us more); "
-            f"req/s ratio {self.ab_ratio or 0:.4f} {ci(self.ab_ci)}: {ab[self.detected]}",
-            f"  CPU per request: A {self.cpu_us_per_req_a or 0:,.0f} us; A2/A {self.cpu_aa_ratio or 0:.4f} "
-            f"{ci(self.cpu_aa_ci)}, B/A {self.cpu_ab_ratio or 0:.4f} {ci(self.cpu_ab_ci)}",
-            f"  smallest difference these rounds can detect (95% confidence, 80% power): {pct(self.mde)}",
-            f"  wall time in measured windows: {pct(self.measured_share)} (main phase {pct(self.main_measured_share)})",
-        ]
-        return "\n".join(lines)
-
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
 

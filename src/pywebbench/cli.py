@@ -30,7 +30,7 @@ from pywebbench.calibrate import (
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.analyze import latest_trials
-from pywebbench.compare import compare_results, render_comparison
+from pywebbench.compare import compare_results
 from pywebbench.doctor import check
 from pywebbench.envs import EnvironmentBuilder, EnvSpec
 from pywebbench.errors import UserError
@@ -46,6 +46,8 @@ from pywebbench.options import (
 )
 from pywebbench.plan import Plan
 from pywebbench.presets import PRESETS, Preset, get_preset, preset_options
+from pywebbench.report.calibration import render_calibration
+from pywebbench.report.comparison import render_comparison
 from pywebbench.report.formats import FORMATS, renderer
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results, results_path
@@ -453,7 +455,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     if args.json:
         print(json.dumps(asdict(report)))
     else:
-        print(report.render())
+        print(render_calibration(report))
     return exit_code(outcome)
 
 

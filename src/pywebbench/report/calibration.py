@@ -1,0 +1,32 @@
+"""What `calibrate` prints for a person: its figures in words."""
+
+from __future__ import annotations
+
+from pywebbench.calibrate import Calibration
+
+
+def render_calibration(c: Calibration) -> str:
+    """What `calibrate` prints without --json: the same figures in words."""
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{v:.1%}"
+
+    def ci(pair: tuple[float, float] | None) -> str:
+        return "no interval" if pair is None else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
+
+    aa = {True: "contains 1, as it must", False: "EXCLUDES 1: the method is biased here", None: "undecided"}
+    ab = {True: "the slowdown was detected", False: "NOT detected: within noise with what was spent",
+          None: "undecided (fewer than 2 rounds)"}
+    lines = [
+        f"calibration of {c.stack} by the {c.method} method: {c.rounds} rounds in {c.launches} "
+        f"launch(es), {c.window_s:g}s windows after {c.settle_s:g}s settles, {c.wall_s / 60:.1f} min; "
+        f"CPU from {c.cpu_source}",
+        f"  A/A: req/s ratio {c.aa_ratio or 0:.4f} {ci(c.aa_ci)}: {aa[c.aa_contains_one]}",
+        f"  A/B: B spins {c.extra_loops:,} more loops per request, sized to slow a CPU-bound stack by "
+        f"{pct(c.injected_slowdown)} (the kernel saw {c.injected_measured_us or 0:,.1f} us more); "
+        f"req/s ratio {c.ab_ratio or 0:.4f} {ci(c.ab_ci)}: {ab[c.detected]}",
+        f"  CPU per request: A {c.cpu_us_per_req_a or 0:,.0f} us; A2/A {c.cpu_aa_ratio or 0:.4f} "
+        f"{ci(c.cpu_aa_ci)}, B/A {c.cpu_ab_ratio or 0:.4f} {ci(c.cpu_ab_ci)}",
+        f"  smallest difference these rounds can detect (95% confidence, 80% power): {pct(c.mde)}",
+        f"  wall time in measured windows: {pct(c.measured_share)} (main phase {pct(c.main_measured_share)})",
+    ]
+    return "\n".join(lines)
