@@ -32,7 +32,8 @@ from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.analyze import latest_trials
 from pywebbench.compare import compare_results
 from pywebbench.doctor import check
-from pywebbench.envs import EnvironmentBuilder, EnvSpec
+from pywebbench.envs import EnvironmentBuilder
+from pywebbench.listing import listing
 from pywebbench.errors import UserError
 from pywebbench.execute import Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
 from pywebbench.options import (
@@ -49,6 +50,7 @@ from pywebbench.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.calibration import render_calibration
 from pywebbench.report.comparison import render_comparison
 from pywebbench.report.formats import FORMATS, renderer
+from pywebbench.report.tables import render_doctor, render_presets, render_stacks
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results, results_path
 from pywebbench.runner import Progress
@@ -199,52 +201,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_list(args: argparse.Namespace, catalog: Catalog) -> int:
-    builder = EnvironmentBuilder()
     stacks = list(catalog.stacks)
     if args.stack:
         stacks = [s for pattern in args.stack for s in _glob(catalog, pattern)]
-    rows: list[dict[str, object]] = []
-    for stack in stacks:
-        spec = EnvSpec(stack.requirements, stack.overrides, sys.executable)
-        reason = stack.unavailable
-        if reason is None and args.build:
-            try:
-                builder.ensure(spec)
-            except Exception as exc:  # reported per stack, never fatal to the listing
-                reason = f"environment build failed: {exc}"
-        if reason is None:
-            reason = builder.failure(spec)
-            reason = f"environment build failed: {reason}" if reason else None
-        env_state = "built" if builder.cached(spec) else "not built yet"
-        rows.append({
-            "stack": stack.id,
-            "framework": stack.framework.title,
-            "server": stack.server.title,
-            "worker_class": stack.server.worker_class,
-            "interface": stack.server.interface.value if stack.server.interface.value != "own"
-            else "own",
-            "type": stack.concurrency.value,
-            "event_loop": stack.server.event_loop,
-            "http_parser": stack.server.http_parser,
-            "available": reason is None,
-            "reason": reason,
-            "environment": env_state,
-            "requirements": list(stack.requirements),
-        })
+    rows = listing(stacks, EnvironmentBuilder(), build=args.build)
     if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    from rich.table import Table
-
-    table = Table(title=f"{len(rows)} stacks ({len([r for r in rows if r['available']])} available)")
-    for col in ("Stack", "Interface", "Type", "Loop / parser", "Available"):
-        table.add_column(col)
-    for r in rows:
-        avail = "yes" + ("" if r["environment"] == "built" else " (env not built yet)") if r["available"] \
-            else f"no: {r['reason']}"
-        table.add_row(str(r["stack"]), str(r["interface"]), str(r["type"]),
-                      f"{r['event_loop']} / {r['http_parser']}", avail)
-    Console(width=160).print(table)
+        print(json.dumps([r.to_json() for r in rows], indent=2))
+    else:
+        print(render_stacks(rows), end="")
     return 0
 
 
@@ -466,14 +430,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_list_presets() -> int:
-    from rich.table import Table
-
-    table = Table(title="presets: `pywebbench run --preset NAME`")
-    for col in ("Preset", "Seed", "What it reproduces"):
-        table.add_column(col)
-    for preset in PRESETS.values():
-        table.add_row(preset.name, str(preset.seed), preset.title)
-    Console(width=160).print(table)
+    print(render_presets(PRESETS.values()), end="")
     return 0
 
 
@@ -492,19 +449,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor() -> int:
-    from rich.table import Table
-
-    table = Table(title="pywebbench doctor")
-    for col in ("Need", "For", "Status", "Fix"):
-        table.add_column(col)
-    problems = 0
-    for r in check():
-        ok = r.present
-        problems += (not ok) and r.required
-        table.add_row(r.name, r.purpose, ("ok: " if ok else "MISSING: ") + r.detail,
-                      "" if ok else r.fix + ("" if r.required else " (optional)"))
-    Console(width=160).print(table)
-    return 1 if problems else 0
+    requirements = check()
+    print(render_doctor(requirements), end="")
+    return 1 if any(r.required and not r.present for r in requirements) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
