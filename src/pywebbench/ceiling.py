@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -35,6 +36,19 @@ def _pin(pids: tuple[int, ...], cpus: tuple[int, ...]) -> None:
             pass  # pinning is best effort: an unpinned nginx only makes the ceiling higher
 
 
+@dataclass(frozen=True)
+class CeilingReading:
+    """The ceiling for a trial's setting, or why there is none (the near-ceiling check is then off)."""
+
+    rps: float | None = None
+    problem: str | None = None
+    """Set when the ceiling was due but could not be measured: shown as a check on the trial."""
+
+
+NO_CEILING = CeilingReading()
+"""Open loop, or no ceiling asked for: nothing to approach and nothing failed."""
+
+
 class GeneratorCeiling:
     """Callable per trial spec; memoised, so the cost is paid once per setting."""
 
@@ -49,11 +63,13 @@ class GeneratorCeiling:
         self.timeout_s = timeout_s
         self.on_record = on_record
         self.on_seconds = on_seconds
-        self._known: dict[tuple[object, ...], float | None] = {}
+        self._known: dict[tuple[object, ...], CeilingReading] = {}
 
-    def __call__(self, spec: TrialSpec) -> float | None:
-        if spec.rate is not None or not Path(BINARY).exists():
-            return None  # open loop offers a fixed rate: there is no ceiling to approach
+    def __call__(self, spec: TrialSpec) -> CeilingReading:
+        if spec.rate is not None:
+            return NO_CEILING  # open loop offers a fixed rate: there is no ceiling to approach
+        if not Path(BINARY).exists():
+            return CeilingReading(problem=f"nginx is not installed at {BINARY}")
         key = (spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests)
         if key not in self._known:
             started = time.monotonic()
@@ -61,7 +77,7 @@ class GeneratorCeiling:
             self.on_seconds(time.monotonic() - started)
         return self._known[key]
 
-    def _measure(self, spec: TrialSpec) -> float | None:
+    def _measure(self, spec: TrialSpec) -> CeilingReading:
         label = f"ceiling-c{spec.connections}-{len(self._known)}"
         workers = max(1, len(spec.stack_cpus))
         try:
@@ -81,11 +97,18 @@ class GeneratorCeiling:
                 )
                 load = self.generator.run(window, self.work_dir / label)
                 version = nginx.info.version
-        except (ServiceError, LoadGenError, OSError):
-            return None  # no ceiling known: the near-ceiling check is skipped, not failed
+        except (ServiceError, LoadGenError, OSError) as exc:
+            problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.on_record(ServiceRecord("generator-ceiling", "", {
+                "connections": spec.connections, "stack_cpus": list(spec.stack_cpus),
+                "loadgen_cpus": list(spec.loadgen_cpus), "error": problem,
+            }))
+            return CeilingReading(problem=problem)
         self.on_record(ServiceRecord("generator-ceiling", version, {
             "generator": load.generator, "connections": spec.connections, "rps": round(load.rps, 1),
             "errors": load.errors, "nginx_workers": workers, "stack_cpus": list(spec.stack_cpus),
             "loadgen_cpus": list(spec.loadgen_cpus), "window_s": WINDOW_S,
         }))
-        return load.rps if load.requests and not load.errors else None
+        if not load.requests or load.errors:
+            return CeilingReading(problem=f"nginx static answered {load.requests} requests with {load.errors} errors")
+        return CeilingReading(rps=load.rps)

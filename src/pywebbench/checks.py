@@ -25,6 +25,7 @@ class Check(StrEnum):
     NO_OVERLAP = "no-overlap"
     RATE_NOT_REACHED = "rate-not-reached"
     CPU_OVERLAP = "cpu-overlap"
+    INSTRUMENT = "instrument-failed"
 
 
 RECOMPUTED = frozenset({Check.GENERATOR_SATURATED, Check.NEAR_CEILING, Check.ERRORS, Check.LITTLES_LAW,
@@ -50,6 +51,8 @@ ADVICE: dict[Check, str] = {
                             "read the latency-vs-rate curve below this rate",
     Check.CPU_OVERLAP: "the load generator and the stack shared CPUs, so the figure includes their contest for "
                        "them: give them disjoint --stack-cpus and --loadgen-cpus where the machine has 2 CPUs or more",
+    Check.INSTRUMENT: "a measurement beside the window failed (the generator ceiling, the #DB sampler, the "
+                      "keep-alive probe), so what it feeds is missing for this trial, not zero: read the cause",
 }
 
 
@@ -124,6 +127,11 @@ def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thre
     if load.rate and load.rps < thresholds.rate_reached * load.rate:
         found.append(f"{Check.RATE_NOT_REACHED}: {load.rps:,.0f} of {load.rate:,.0f} req/s offered")
     return tuple(found)
+
+
+def instrument_check(what: str, problem: str | None) -> tuple[str, ...]:
+    """The check a failed side measurement leaves on its trial (none when it worked)."""
+    return () if problem is None else (f"{Check.INSTRUMENT}: {what}: {problem}",)
 
 
 def spread_check(rps_ci: tuple[float, float] | None, center: float | None, repeats: int,

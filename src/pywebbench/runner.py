@@ -22,7 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pywebbench.catalog.model import ConcurrencyType, LaunchSpec, Stack
-from pywebbench.checks import trial_checks
+from pywebbench.ceiling import NO_CEILING, CeilingReading
+from pywebbench.checks import instrument_check, trial_checks
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.envs import EnvBuildError, EnvProvider, EnvSpec
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
@@ -172,6 +173,8 @@ class Live:
     launch: int
     lane: int | None = None
     """Its own pgbouncer database entry when several servers are live at once."""
+    launch_checks: tuple[str, ...] = ()
+    """Checks found at launch that hold for every window of it (a failed keep-alive probe)."""
 
 
 def app_role(label: str) -> str:
@@ -193,7 +196,7 @@ class Runner:
         request_timeout_s: float = 5.0,
         keepalive: bool = True,
         on_progress: Callable[[Progress], None] = lambda p: None,
-        ceiling: Callable[[TrialSpec], float | None] = lambda spec: None,
+        ceiling: Callable[[TrialSpec], CeilingReading] = lambda spec: NO_CEILING,
         sample_resources: bool = True,
         accountant: Accountant | None = None,
         settle: Callable[[LoadRequest, float, Path], None] = wrk_settle,
@@ -404,7 +407,7 @@ class Runner:
         expected = {t.workload: replace(base_expected, cpu_size=t.cpu_size or base_expected.cpu_size)
                     for t in session.trials}
         problems = {w.name: verify_endpoint(HOST, port, w, expected[w.name]) for w in session.workloads}
-        keepalive = keeps_alive(HOST, port, session.workloads[0].path)
+        keepalive, probe_problem = keeps_alive(HOST, port, session.workloads[0].path)
         claims_async = session.stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
         overlap: dict[str, str | None] = {}
         for spec, workload in zip(session.trials, session.workloads, strict=True):
@@ -414,7 +417,8 @@ class Runner:
                 found = overlap_problem(port, workload.path, delay)
             overlap[workload.name] = found
         self.ledger.add("checks", time.monotonic() - started)
-        return Live(session, info, server, port, keepalive, problems, overlap, role, proxy_role, launch)
+        return Live(session, info, server, port, keepalive, problems, overlap, role, proxy_role, launch,
+                    launch_checks=instrument_check("keep-alive probe", probe_problem))
 
     # -- measuring -----------------------------------------------------------------------------
 
@@ -431,9 +435,9 @@ class Runner:
             return result
         found = live.overlap.get(workload.name)
         result = self._window(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
-        ceiling = self.ceiling(spec) if result.load is not None else None  # timed on its own line
-        validity = trial_checks(result, ceiling)
-        result = replace(result, checks=result.checks + ((found,) if found else ()) + validity)
+        ceiling = self.ceiling(spec) if result.load is not None else NO_CEILING  # timed on its own line
+        validity = trial_checks(result, ceiling.rps) + instrument_check("generator ceiling", ceiling.problem)
+        result = replace(result, checks=result.checks + ((found,) if found else ()) + live.launch_checks + validity)
         self.record(result)
         return result
 
@@ -496,6 +500,7 @@ class Runner:
         return TrialResult(
             spec, live.info, status, started_at, now(), load=load, keepalive=live.keepalive, error=error,
             db_sessions=peak.peak if peak is not None else None,
+            checks=instrument_check("#DB sampler", peak.error if peak is not None else None),
             resources=self.usages_for(live, usage) if usage is not None else (),
             sampler_cpu_s=usage.sampler_cpu_s if usage is not None else None,
             load_average=load_average,

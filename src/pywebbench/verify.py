@@ -74,20 +74,31 @@ def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected
         return f"{workload.path}: {type(exc).__name__}: {exc}"
 
 
-def keeps_alive(host: str, port: int, path: str) -> bool:
-    """Does the server keep an HTTP/1.1 connection open after a response?"""
+def keeps_alive(host: str, port: int, path: str) -> tuple[bool | None, str | None]:
+    """Does the server keep an HTTP/1.1 connection open after a response? (answer, why unknown)
+
+    A server that announces `Connection: close`, or drops the connection before the second
+    answer, keeps no connection alive; any other failure leaves the answer unknown, with its
+    cause, instead of reading as "off".
+    """
     conn = http.client.HTTPConnection(host, port, timeout=5.0)
     try:
         conn.request("GET", path)
         first = conn.getresponse()
         first.read()
+    except (OSError, http.client.HTTPException) as exc:
+        conn.close()
+        return None, f"the first request failed: {type(exc).__name__}: {exc}"
+    try:
         if first.will_close:
-            return False
+            return False, None
         conn.request("GET", path)
         second = conn.getresponse()
         second.read()
-        return True
-    except (OSError, http.client.HTTPException):
-        return False
+        return True, None
+    except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected):
+        return False, None  # closed after one answer without saying so: no keep-alive
+    except (OSError, http.client.HTTPException) as exc:
+        return None, f"the second request failed: {type(exc).__name__}: {exc}"
     finally:
         conn.close()

@@ -22,7 +22,7 @@ from pywebbench.loadgen.base import LoadGenError
 from pywebbench.plan import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
 from pywebbench.runner import LaunchFailed, Live, Runner, now
-from pywebbench.checks import trial_checks
+from pywebbench.checks import instrument_check, trial_checks
 from pywebbench.workloads import Workload
 
 EQUAL_SHARES = 1024
@@ -270,5 +270,6 @@ class Rounds:
                 resources=runner.usages_for(side, usage, partner=other), sampler_cpu_s=usage.sampler_cpu_s,
                 cpu_source=runner.accountant.source, steal_s=usage.steal_s,
             )
-            result = replace(result, checks=((found,) if found else ()) + trial_checks(result, None))
+            result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)
+                             + instrument_check("#DB sampler", peak.error if peak is not None else None))
             runner.record(result)

@@ -237,6 +237,8 @@ class PeakSampler:
         self.read = read
         self.interval_s = interval_s
         self.peak: int | None = None
+        self.error: str | None = None
+        """The first failed read, reported as a check on the trial (its peak is then partial)."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -244,8 +246,10 @@ class PeakSampler:
         while not self._stop.is_set():
             try:
                 value = self.read()
-            except Exception:  # a failed sample must not kill the trial; the peak says what was seen
+            except Exception as exc:  # a failed sample must not kill the trial: the first cause is kept
                 value = None
+                if self.error is None:
+                    self.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
             if value is not None:
                 self.peak = value if self.peak is None else max(self.peak, value)
             self._stop.wait(self.interval_s)
