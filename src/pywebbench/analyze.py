@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
-from pywebbench.checks import RECOMPUTED, check_name, spread_check, trial_checks
+from pywebbench.checks import DEFAULT, RECOMPUTED, Check, Thresholds, check_name, trial_checks
 from pywebbench.paired import (
     Interval,
     Observation,
@@ -168,6 +168,14 @@ def point_text(row: Row, knobs: tuple[str, ...]) -> str:
         else:
             parts.append(f"{name}={value}")
     return " ".join(parts) or "defaults"
+
+
+def spread_check(rps_ci: tuple[float, float] | None, center: float | None, repeats: int,
+                 thresholds: Thresholds = DEFAULT) -> str | None:
+    half = half_width(rps_ci, center)
+    if half is None or half <= thresholds.spread:
+        return None
+    return f"{Check.SPREAD}: 95% interval ±{half:.0%} over {repeats} repeats"
 
 
 def recorded_ceilings(results: ResultSet) -> dict[tuple[object, ...], float]:

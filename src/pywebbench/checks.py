@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from pywebbench.results.model import TrialResult
-from pywebbench.stats import half_width
 
 
 class Check(StrEnum):
@@ -132,14 +131,6 @@ def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thre
 def instrument_check(what: str, problem: str | None) -> tuple[str, ...]:
     """The check a failed side measurement leaves on its trial (none when it worked)."""
     return () if problem is None else (f"{Check.INSTRUMENT}: {what}: {problem}",)
-
-
-def spread_check(rps_ci: tuple[float, float] | None, center: float | None, repeats: int,
-                 thresholds: Thresholds = DEFAULT) -> str | None:
-    half = half_width(rps_ci, center)
-    if half is None or half <= thresholds.spread:
-        return None
-    return f"{Check.SPREAD}: 95% interval ±{half:.0%} over {repeats} repeats"
 
 
 def explain(checks: Sequence[str]) -> list[tuple[str, str]]:

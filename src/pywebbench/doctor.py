@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
 from pywebbench.envs import uv_binary
-from pywebbench.loadgen.oha import oha_binary
+from pywebbench.tools import locate
 
 
 @dataclass(frozen=True)
@@ -22,22 +21,13 @@ class Requirement:
 
 
 def _command(name: str, purpose: str, package: str, required: bool = True) -> Requirement:
-    path = shutil.which(name)
-    return Requirement(name, purpose, path is not None, path or "not on PATH",
+    path = locate(name)
+    return Requirement(name, purpose, path is not None, path or "not found",
                        f"sudo apt-get install -y {package}", required)
 
 
 def _header(name: str, path: Path, purpose: str, package: str) -> Requirement:
     return Requirement(name, purpose, path.exists(), str(path), f"sudo apt-get install -y {package}", False)
-
-
-def _postgres() -> Path | None:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
-    return found[-1] if found else (Path(p) if (p := shutil.which("postgres")) else None)
-
-
-def _go() -> str | None:
-    return shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
 
 
 def check() -> list[Requirement]:
@@ -47,7 +37,7 @@ def check() -> list[Requirement]:
     except FileNotFoundError:
         uv, uv_ok = "not found", False
     python_h = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    oha = oha_binary()
+    oha = locate("oha")
     return [
         _command("wrk", "closed-loop load generator (default)", "wrk"),
         _command("ab", "ApacheBench, the seeds' fixed-count generator", "apache2-utils"),
@@ -56,12 +46,10 @@ def check() -> list[Requirement]:
         _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
         Requirement("uv", "builds each stack's isolated environment", uv_ok, uv, "./scripts/install.sh"),
         _command("cc", "compiles meinheld, bjoern and uWSGI from source", "build-essential", required=False),
-        Requirement("postgres", "PostgreSQL for db, api and posts (a private instance)", _postgres() is not None,
-                    str(_postgres() or "not found"), "sudo apt-get install -y postgresql", False),
+        _command("postgres", "PostgreSQL for db, api and posts (a private instance)", "postgresql", required=False),
         _command("pgbouncer", "caps DB sessions between apps and PostgreSQL", "pgbouncer", required=False),
         _command("nginx", "static baseline and reverse proxy", "nginx-light", required=False),
-        Requirement("go", "builds the Go reference server and the upstream API", _go() is not None,
-                    str(_go() or "not found"), "sudo apt-get install -y golang-go", False),
+        _command("go", "builds the Go reference server and the upstream API", "golang-go", required=False),
         _header("libev", Path("/usr/include/ev.h"), "bjoern's event loop", "libev-dev"),
         Requirement("Python.h", "compiling C servers against this Python", python_h.exists(), str(python_h),
                     "sudo apt-get install -y python3-dev", False),

@@ -17,7 +17,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-MEINHELD = "meinheld==1.0.2+greenlet3"
+from pywebbench.catalog.servers import MEINHELD  # the catalog pins it; this module builds it
+
 GREENLET = "greenlet==3.5.6"
 
 

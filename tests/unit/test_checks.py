@@ -7,7 +7,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from pywebbench.checks import Check, advice, check_name, spread_check, trial_checks
+from pywebbench.analyze import spread_check
+from pywebbench.checks import Check, advice, check_name, trial_checks
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.fake import FakeLoadGenerator, synthetic_result
 from pywebbench.options import CpuSplit

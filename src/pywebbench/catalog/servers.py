@@ -11,11 +11,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from pywebbench.patched import MEINHELD  # rebuilt against greenlet 3's header by the harness
 from pywebbench.catalog.model import ConcurrencyType, Interface, LaunchSpec, ServerVariant, Stack
 
 SYNC, GREENLET, COROUTINE = ConcurrencyType.SYNC, ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE
 W, A, O = Interface.WSGI, Interface.ASGI, Interface.OWN
+
+MEINHELD = "meinheld==1.0.2+greenlet3"
+"""meinheld rebuilt against greenlet 3's header by the harness (stage/patched.py builds the wheel)."""
 
 APPS_DIR = Path(__file__).resolve().parent.parent / "apps"
 

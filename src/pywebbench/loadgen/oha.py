@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pywebbench.envs import cache_root
 from pywebbench.errors import UserError
+from pywebbench.tools import locate
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.procs import ManagedProcess
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
@@ -55,15 +55,8 @@ DEADLINE_ERROR = "aborted due to deadline"
 
 
 def oha_binary() -> str | None:
-    """oha on PATH, else the copy scripts/install.sh builds, else cargo's default install."""
-    found = shutil.which("oha")
-    if found is not None:
-        return found
-    for candidate in (cache_root() / "tools" / "cargo" / "bin" / "oha", REPO_ROOT / ".tools" / "cargo" / "bin" / "oha",
-                      Path.home() / ".cargo" / "bin" / "oha"):
-        if os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
+    """oha where the tool locator finds it (PATH, the copy scripts/install.sh builds, cargo's)."""
+    return locate("oha")
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,10 +10,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from pywebbench.tools import locate
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.services import Service, HOST, tool_output, wait_until
 
-BINARY = "/usr/sbin/nginx"
+BINARY = locate("nginx") or "/usr/sbin/nginx"  # where doctor looks too
 STATIC_PATH = "/static"
 DEFAULT_STATIC_BODY = b"Hello World!"
 READY_TIMEOUT_S = 20.0

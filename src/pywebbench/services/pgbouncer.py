@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from pywebbench.tools import locate
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.services import (
     Service,
@@ -30,7 +31,7 @@ from pywebbench.services import (
 )
 from pywebbench.services.postgres import DATABASE, PASSWORD, USER, PostgresInfo
 
-BINARY = "/usr/sbin/pgbouncer"
+BINARY = locate("pgbouncer") or "/usr/sbin/pgbouncer"  # where doctor looks too
 ADMIN_USER = ADMIN_PASSWORD = "pwb_admin"
 POOL_MODES = ("session", "transaction", "statement")
 AUTH_TYPES = ("md5", "scram-sha-256", "trust")

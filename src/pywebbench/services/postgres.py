@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psycopg
 
+from pywebbench.tools import locate
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.services import (
     Service,
@@ -308,11 +309,7 @@ def _env() -> dict[str, str]:
 
 def find_bin_dir() -> Path:
     """The newest Debian-style /usr/lib/postgresql/N/bin, else wherever `postgres` is on PATH."""
-    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"),
-                      key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0)
-    if versions:
-        return versions[-1].parent
-    found = shutil.which("postgres")
+    found = locate("postgres")
     if found is None:
         raise ServiceError("PostgreSQL not found: install it (Debian: apt-get install postgresql)")
     return Path(found).parent

@@ -1,0 +1,41 @@
+"""Where each outside tool is: one locator for `doctor`, the generators and the services.
+
+Debian puts daemons in /usr/sbin, which is not on every user's PATH, PostgreSQL under
+/usr/lib/postgresql/N/bin, Go under /usr/local/go, and scripts/install.sh builds oha into the
+cache: so each tool has its known places, searched before PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from pywebbench.envs import cache_root
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _postgres_candidates() -> list[Path]:
+    # the newest Debian-style cluster binaries first
+    return sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"),
+                  key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0, reverse=True)
+
+
+KNOWN_PLACES: dict[str, Callable[[], list[Path]]] = {
+    "nginx": lambda: [Path("/usr/sbin/nginx")],
+    "pgbouncer": lambda: [Path("/usr/sbin/pgbouncer")],
+    "postgres": _postgres_candidates,
+    "go": lambda: [Path("/usr/local/go/bin/go"), Path("/usr/lib/go/bin/go")],
+    "oha": lambda: [cache_root() / "tools" / "cargo" / "bin" / "oha", REPO_ROOT / ".tools" / "cargo" / "bin" / "oha",
+                    Path.home() / ".cargo" / "bin" / "oha"],
+}
+
+
+def locate(name: str) -> str | None:
+    """The tool's executable: its known places first, then PATH; None when it is missing."""
+    for candidate in KNOWN_PLACES.get(name, list)():
+        if os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which(name)
