@@ -12,6 +12,7 @@ import pytest
 
 from pywebbench.errors import UserError
 from pywebbench.loadgen import oha as oha_module
+from pywebbench import tools
 from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.loadgen.oha import SPECTRUM, Oha, RequestLog, oha_binary, parse_oha, read_oha_db, socket_errors
 from pywebbench.loadgen.registry import make_generator
@@ -161,10 +162,12 @@ def test_a_rate_of_zero_is_refused_not_run_unlimited() -> None:
         Oha(binary="oha").command(LoadRequest(url="u", connections=1, duration_s=1, rate=0.0), Path("r"), Path("d"))
 
 
-def test_binary_is_found_in_the_repo_tools_then_in_cargos_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_binary_is_found_in_cargos_home_and_the_repo_tools_before_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(oha_module, "REPO_ROOT", tmp_path / "repo")
+    monkeypatch.delenv("PYWEBBENCH_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(tools, "REPO_ROOT", tmp_path / "repo")
     assert oha_binary() is None
     for where in (tmp_path / "home" / ".cargo" / "bin", tmp_path / "repo" / ".tools" / "cargo" / "bin"):
         where.mkdir(parents=True)
