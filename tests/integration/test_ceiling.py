@@ -8,7 +8,7 @@ import psutil
 import pytest
 
 from pywebbench.analyze import recorded_ceilings
-from pywebbench.ceiling import WINDOW_S, GeneratorCeiling
+from pywebbench.ceiling import NO_CEILING, WINDOW_S, CeilingReading, GeneratorCeiling
 from pywebbench.loadgen.registry import make_generator
 from pywebbench.probes.machine import usable_cpus
 from pywebbench.results.model import ResultSet, ServiceRecord, TrialSpec
@@ -32,7 +32,12 @@ class Measured:
     ceiling: GeneratorCeiling
     records: list[ServiceRecord] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
-    returned: dict[str, float | None] = field(default_factory=dict)
+    returned: dict[str, CeilingReading] = field(default_factory=dict)
+
+    def rps(self, name: str) -> float:
+        reading = self.returned[name]
+        assert reading.problem is None and reading.rps is not None, reading
+        return reading.rps
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +54,8 @@ def wrk_ceiling(tmp_path_factory: pytest.TempPathFactory) -> Measured:
 
 
 def test_the_ceiling_is_a_positive_rate_wrk_reached_against_nginx(wrk_ceiling: Measured) -> None:
-    c4 = wrk_ceiling.returned["c4"]
-    assert c4 is not None and c4 > 100.0  # nginx static on loopback: far above 100 req/s even on one CPU
+    c4 = wrk_ceiling.rps("c4")
+    assert c4 > 100.0  # nginx static on loopback: far above 100 req/s even on one CPU
     record = wrk_ceiling.records[0]
     assert record.name == "generator-ceiling"
     assert record.version.startswith("nginx version:")
@@ -72,12 +77,11 @@ def test_it_is_measured_once_per_setting(wrk_ceiling: Measured) -> None:
     assert [r.config["connections"] for r in wrk_ceiling.records] == [4, 2]
     assert len(wrk_ceiling.seconds) == 2
     assert all(s >= WINDOW_S for s in wrk_ceiling.seconds)  # each paid the warmup and the window
-    c2 = wrk_ceiling.returned["c2"]
-    assert c2 is not None and c2 > 0
+    assert wrk_ceiling.rps("c2") > 0
 
 
 def test_open_loop_has_no_ceiling_and_measures_nothing(wrk_ceiling: Measured) -> None:
-    assert wrk_ceiling.returned["open loop"] is None
+    assert wrk_ceiling.returned["open loop"] == NO_CEILING
     assert all(r.config["connections"] in (4, 2) for r in wrk_ceiling.records) and len(wrk_ceiling.records) == 2
 
 
@@ -91,8 +95,8 @@ def test_the_report_reads_back_the_ceiling_each_trial_was_checked_against(wrk_ce
     results = ResultSet(header(), (), services=tuple(wrk_ceiling.records))
     # keyed as the trials look it up; the figure as stored, to 0.1 req/s
     assert recorded_ceilings(results) == {
-        (4, LOADGEN_CPUS, STACK_CPUS): pytest.approx(wrk_ceiling.returned["c4"], abs=0.05),
-        (2, LOADGEN_CPUS, STACK_CPUS): pytest.approx(wrk_ceiling.returned["c2"], abs=0.05),
+        (4, LOADGEN_CPUS, STACK_CPUS): pytest.approx(wrk_ceiling.rps("c4"), abs=0.05),
+        (2, LOADGEN_CPUS, STACK_CPUS): pytest.approx(wrk_ceiling.rps("c2"), abs=0.05),
     }
 
 
@@ -108,7 +112,7 @@ def ab_ceiling(tmp_path_factory: pytest.TempPathFactory) -> Measured:
 
 def test_ab_ceilings_differing_only_in_request_count_are_measured_apart(ab_ceiling: Measured) -> None:
     assert [r.config["generator"] for r in ab_ceiling.records] == ["ab", "ab"]
-    assert all(v is not None and v > 0 for v in ab_ceiling.returned.values())
+    assert ab_ceiling.rps("200") > 0 and ab_ceiling.rps("2000") > 0
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(

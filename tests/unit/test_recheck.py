@@ -114,6 +114,9 @@ def test_a_ceiling_record_with_errors_or_no_rps_is_ignored(tmp_path: Path) -> No
     results = _stored(tmp_path, [_clean()], (
         _ceiling_record(connections=100, rps=11_000.0, errors=3),
         _ceiling_record(connections=50, rps=0.0),
+        # what GeneratorCeiling records when the ceiling could not be measured: no rps at all
+        ServiceRecord("generator-ceiling", "", {"connections": 25, "stack_cpus": [1], "loadgen_cpus": [0],
+                                                "error": "nginx exited with code 1 while starting"}),
     ))
     assert recorded_ceilings(results) == {}
 
