@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
@@ -269,112 +270,113 @@ def summarize(results: ResultSet, baseline: str | None = None, aggregation: Aggr
     ceilings = recorded_ceilings(results)
     groups = _group(latest_trials(results.trials))
     base_trials = {cell: trials for (label, cell), trials in groups.items() if label == baseline}
-    baseline_values = {cell: _rps_values(trials) for (label, cell), trials in groups.items() if label == baseline}
-    rows: list[Row] = []
-    missing: set[str] = set()
-    for (_label, cell), trials in groups.items():
-        loaded = [t for t in trials if t.load is not None]
-        measured = _measured(trials)
-        values = _rps_values(trials)
-        rps = aggregate(values, how)
-        base_values = baseline_values.get(cell) or []
-        base = aggregate(base_values, how)
-        if not base_values:
-            missing.add(trials[0].spec.workload)
-        ratio = rps / base if rps is not None and base else None
-        rps_ci = bootstrap_ci(values, how)
-        method = trials[-1].spec.method
-        paired = None
-        if method != "restart" and cell in base_trials:
-            if _label == baseline:
-                paired = Paired((), None, None, 1.0)
-            else:
-                paired = paired_to_baseline(trials, base_trials[cell], _label)
-                if paired.ratios:
-                    ratio = statistic_value(paired.ratios)
-
-        def pct(p: float, source: list[TrialResult] = measured) -> float | None:
-            return _median([v for t in source if t.load and (v := t.load.latency.at(p)) is not None])
-
-        def uncorrected(p: float) -> float | None:
-            return _median([v for t in measured if t.load and t.load.latency_uncorrected
-                            and (v := t.load.latency_uncorrected.at(p)) is not None])
-
-        def usage(role: str, value: Callable[[TrialResult, ResourceUsage], float | None]) -> list[float]:
-            found = []
-            for t in measured:
-                u = t.usage(role)
-                if u is not None and (v := value(t, u)) is not None:
-                    found.append(v)
-            return found
-
-        def cpu_ms(t: TrialResult, u: ResourceUsage) -> float | None:
-            return 1000.0 * u.cpu_s / t.load.requests if t.load and t.load.requests else None
-
-        worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
-        note = next((t.error for t in trials if t.error), None)
-        checks = list(dict.fromkeys(c for t in trials for c in rechecked(t, ceilings)))
-        if paired is not None and paired.interval is not None:
-            spread = spread_check((paired.interval.low, paired.interval.high), paired.interval.center, len(values))
-        elif paired is None:
-            spread = spread_check(rps_ci, rps, len(values))
-        else:
-            spread = None
-        if spread:
-            checks.append(spread)
-        rss = usage("app", lambda t, u: u.peak_rss_mb)
-        rows.append(
-            Row(
-                stack=(loaded or trials)[-1].stack,
-                spec=trials[0].spec,
-                trials=len(trials),
-                rps=rps,
-                ratio=ratio,
-                p50_ms=pct(50.0),
-                p90_ms=pct(90.0),
-                p99_ms=pct(99.0),
-                errors=sum(t.load.errors for t in loaded if t.load),
-                valid=all(t.valid for t in trials),
-                keepalive=trials[0].keepalive,
-                status=worst.status.value,
-                note=note.splitlines()[0] if note else None,
-                db_sessions=max((t.db_sessions for t in trials if t.db_sessions is not None), default=None),
-                checks=tuple(checks),
-                rps_values=tuple(values),
-                rps_min=min(values, default=None),
-                rps_max=max(values, default=None),
-                rps_ci=rps_ci,
-                ratio_ci=_ratio_ci(paired, values, base_values, how),
-                aggregation=how.value,
-                clean_trials=sum(t.valid for t in trials),
-                p95_ms=pct(95.0),
-                p999_ms=pct(99.9),
-                mean_ms=_median([t.load.latency.mean_ms for t in measured if t.load]),
-                max_ms=_median([t.load.latency.max_ms for t in measured if t.load]),
-                spectrum=_spectrum(measured),
-                rate=trials[0].spec.rate,
-                uncorrected_p50_ms=uncorrected(50.0),
-                uncorrected_p99_ms=uncorrected(99.0),
-                cpu_percent=_median(usage("app", lambda t, u: u.cpu_percent)),
-                cpu_ms_per_req=_median(usage("app", cpu_ms)),
-                rss_mb=max(rss) if rss else None,
-                loadgen_cpu_percent=_median(usage("loadgen", lambda t, u: u.cpu_percent)),
-                requests=sum(t.load.requests for t in loaded if t.load),
-                method=method,
-                rounds=len({t.spec.round for t in measured}),
-                launches=len({t.spec.launch or t.spec.round for t in measured}),
-                ratio_interval=paired.interval if paired is not None else None,
-                cpu_ratio=paired.cpu_center if paired is not None else None,
-                cpu_ratio_ci=(paired.cpu_interval.low, paired.cpu_interval.high)
-                if paired is not None and paired.cpu_interval is not None else None,
-                mde=min_detectable(paired.interval) if paired is not None and paired.interval is not None else None,
-                cpu_source=trials[-1].cpu_source,
-            )
-        )
+    rows = [_row(label, trials, base_trials.get(cell, []), baseline, how, ceilings)
+            for (label, cell), trials in groups.items()]
+    missing = {trials[0].spec.workload for (_label, cell), trials in groups.items() if not _rps_values(
+        base_trials.get(cell, []))}
     rows = _with_ties(rows, groups, baseline)
     # Paired rows rank by their ratio, the figure their ties are decided on.
     rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method != "restart" else r.rps) or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))
+
+
+def _paired(label: str, trials: list[TrialResult], base: list[TrialResult], baseline: str) -> Paired | None:
+    """The row's per-round ratios to the baseline (paired methods only); the baseline's own is 1."""
+    if trials[-1].spec.method == "restart" or not base:
+        return None
+    if label == baseline:
+        return Paired((), None, None, 1.0)
+    return paired_to_baseline(trials, base, label)
+
+
+def _row_checks(trials: list[TrialResult], ceilings: dict[tuple[object, ...], float], paired: Paired | None,
+                rps_ci: tuple[float, float] | None, rps: float | None, repeats: int) -> tuple[str, ...]:
+    """Every trial's checks under today's rules, then the spread of the row's own interval."""
+    checks = list(dict.fromkeys(c for t in trials for c in rechecked(t, ceilings)))
+    if paired is not None and paired.interval is not None:
+        spread = spread_check((paired.interval.low, paired.interval.high), paired.interval.center, repeats)
+    elif paired is None:
+        spread = spread_check(rps_ci, rps, repeats)
+    else:
+        spread = None
+    return tuple(checks) + ((spread,) if spread else ())
+
+
+def _latencies(measured: list[TrialResult]) -> dict[str, Any]:
+    """Median over windows of each latency point, corrected and (open loop) uncorrected."""
+    def at(p: float) -> float | None:
+        return _median([v for t in measured if t.load and (v := t.load.latency.at(p)) is not None])
+
+    def uncorrected(p: float) -> float | None:
+        return _median([v for t in measured if t.load and t.load.latency_uncorrected
+                        and (v := t.load.latency_uncorrected.at(p)) is not None])
+
+    return dict(
+        p50_ms=at(50.0), p90_ms=at(90.0), p95_ms=at(95.0), p99_ms=at(99.0), p999_ms=at(99.9),
+        mean_ms=_median([t.load.latency.mean_ms for t in measured if t.load]),
+        max_ms=_median([t.load.latency.max_ms for t in measured if t.load]),
+        spectrum=_spectrum(measured), uncorrected_p50_ms=uncorrected(50.0), uncorrected_p99_ms=uncorrected(99.0),
+    )
+
+
+def _resources(measured: list[TrialResult]) -> dict[str, Any]:
+    """CPU and memory of the app and the generator, per window then summarised."""
+    def usage(role: str, value: Callable[[TrialResult, ResourceUsage], float | None]) -> list[float]:
+        found = []
+        for t in measured:
+            u = t.usage(role)
+            if u is not None and (v := value(t, u)) is not None:
+                found.append(v)
+        return found
+
+    def cpu_ms(t: TrialResult, u: ResourceUsage) -> float | None:
+        return 1000.0 * u.cpu_s / t.load.requests if t.load and t.load.requests else None
+
+    rss = usage("app", lambda t, u: u.peak_rss_mb)
+    return dict(
+        cpu_percent=_median(usage("app", lambda t, u: u.cpu_percent)), cpu_ms_per_req=_median(usage("app", cpu_ms)),
+        rss_mb=max(rss) if rss else None, loadgen_cpu_percent=_median(usage("loadgen", lambda t, u: u.cpu_percent)),
+    )
+
+
+def _paired_fields(paired: Paired | None) -> dict[str, Any]:
+    interval = paired.interval if paired is not None else None
+    cpu = paired.cpu_interval if paired is not None else None
+    return dict(
+        ratio_interval=interval, cpu_ratio=paired.cpu_center if paired is not None else None,
+        cpu_ratio_ci=(cpu.low, cpu.high) if cpu is not None else None,
+        mde=min_detectable(interval) if interval is not None else None,
+    )
+
+
+def _row(label: str, trials: list[TrialResult], base: list[TrialResult], baseline: str, how: Aggregation,
+         ceilings: dict[tuple[object, ...], float]) -> Row:
+    """One stack x cell: its windows summarised, and its ratio to the baseline's in the same cell."""
+    loaded = [t for t in trials if t.load is not None]
+    measured = _measured(trials)
+    values, base_values = _rps_values(trials), _rps_values(base)
+    rps, base_rps = aggregate(values, how), aggregate(base_values, how)
+    ratio = rps / base_rps if rps is not None and base_rps else None
+    paired = _paired(label, trials, base, baseline)
+    if paired is not None and paired.ratios:
+        ratio = statistic_value(paired.ratios)
+    rps_ci = bootstrap_ci(values, how)
+    worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
+    note = next((t.error for t in trials if t.error), None)
+    return Row(
+        stack=(loaded or trials)[-1].stack, spec=trials[0].spec, trials=len(trials), rps=rps, ratio=ratio,
+        errors=sum(t.load.errors for t in loaded if t.load), valid=all(t.valid for t in trials),
+        keepalive=trials[0].keepalive, status=worst.status.value, note=note.splitlines()[0] if note else None,
+        db_sessions=max((t.db_sessions for t in trials if t.db_sessions is not None), default=None),
+        checks=_row_checks(trials, ceilings, paired, rps_ci, rps, len(values)),
+        rps_values=tuple(values), rps_min=min(values, default=None), rps_max=max(values, default=None),
+        rps_ci=rps_ci, ratio_ci=_ratio_ci(paired, values, base_values, how), aggregation=how.value,
+        clean_trials=sum(t.valid for t in trials), rate=trials[0].spec.rate,
+        requests=sum(t.load.requests for t in loaded if t.load), method=trials[-1].spec.method,
+        rounds=len({t.spec.round for t in measured}), launches=len({t.spec.launch or t.spec.round for t in measured}),
+        cpu_source=trials[-1].cpu_source,
+        **_latencies(measured), **_resources(measured), **_paired_fields(paired),
+    )
 
 
 def _ratio_ci(paired: Paired | None, values: list[float], base_values: list[float],
