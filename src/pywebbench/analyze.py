@@ -185,7 +185,10 @@ def recorded_ceilings(results: ResultSet) -> dict[tuple[object, ...], float]:
     for service in results.services:
         c = service.config
         if service.name == "generator-ceiling" and c.get("rps") and not c.get("errors"):
-            key = (c.get("connections"), tuple(c.get("loadgen_cpus", ())), tuple(c.get("stack_cpus", ())))
+            # `requests` (ab's fixed count) is part of the key since it shapes the ceiling; older
+            # records lack it and stand for every count.
+            key = (c.get("connections"), tuple(c.get("loadgen_cpus", ())), tuple(c.get("stack_cpus", ())),
+                   c.get("requests"))
             found[key] = float(c["rps"])
     return found
 
@@ -199,7 +202,8 @@ def rechecked(trial: TrialResult, ceilings: dict[tuple[object, ...], float]) -> 
     if trial.load is None:
         return trial.checks
     spec = trial.spec
-    ceiling = ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus))
+    ceiling = ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests),
+                           ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, None)))
     now = trial_checks(trial, ceiling)
     firing = {check_name(c) for c in now}
     # A stored check that still fires keeps its recorded wording; one that no longer fires goes.

@@ -107,7 +107,7 @@ class GeneratorCeiling:
         self.on_record(ServiceRecord("generator-ceiling", version, {
             "generator": load.generator, "connections": spec.connections, "rps": round(load.rps, 1),
             "errors": load.errors, "nginx_workers": workers, "stack_cpus": list(spec.stack_cpus),
-            "loadgen_cpus": list(spec.loadgen_cpus), "window_s": WINDOW_S,
+            "loadgen_cpus": list(spec.loadgen_cpus), "requests": spec.requests, "window_s": WINDOW_S,
         }))
         if not load.requests or load.errors:
             return CeilingReading(problem=f"nginx static answered {load.requests} requests with {load.errors} errors")

@@ -18,7 +18,7 @@ CPUS = usable_cpus()
 # Stack and generator on CPUs of their own where the machine has two; else both unpinned.
 STACK_CPUS, LOADGEN_CPUS = ((CPUS[1],), (CPUS[0],)) if len(CPUS) >= 2 else ((), ())
 RECORD_KEYS = {"generator", "connections", "rps", "errors", "nginx_workers", "stack_cpus", "loadgen_cpus",
-               "window_s"}
+               "requests", "window_s"}
 
 
 def _spec(connections: int = 4, **changes: object) -> TrialSpec:
@@ -95,8 +95,8 @@ def test_the_report_reads_back_the_ceiling_each_trial_was_checked_against(wrk_ce
     results = ResultSet(header(), (), services=tuple(wrk_ceiling.records))
     # keyed as the trials look it up; the figure as stored, to 0.1 req/s
     assert recorded_ceilings(results) == {
-        (4, LOADGEN_CPUS, STACK_CPUS): pytest.approx(wrk_ceiling.rps("c4"), abs=0.05),
-        (2, LOADGEN_CPUS, STACK_CPUS): pytest.approx(wrk_ceiling.rps("c2"), abs=0.05),
+        (4, LOADGEN_CPUS, STACK_CPUS, None): pytest.approx(wrk_ceiling.rps("c4"), abs=0.05),
+        (2, LOADGEN_CPUS, STACK_CPUS, None): pytest.approx(wrk_ceiling.rps("c2"), abs=0.05),
     }
 
 
@@ -115,12 +115,6 @@ def test_ab_ceilings_differing_only_in_request_count_are_measured_apart(ab_ceili
     assert ab_ceiling.rps("200") > 0 and ab_ceiling.rps("2000") > 0
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "GeneratorCeiling keys its ceilings by (connections, loadgen CPUs, stack CPUs, requests), but the "
-    "generator-ceiling record does not store `requests` and analyze.recorded_ceilings keys by the first "
-    "three only, so two ceilings that differ in request count (ab with per-workload counts, as seed004's "
-    "api workload) collapse into one at report time: rechecked tests every such trial against the "
-    "last one recorded, not the one the run checked it against"))
 def test_the_report_tells_apart_ceilings_that_differ_only_in_request_count(ab_ceiling: Measured) -> None:
     results = ResultSet(header(), (), services=tuple(ab_ceiling.records))
     assert len(recorded_ceilings(results)) == len(ab_ceiling.records) == 2

@@ -107,7 +107,7 @@ def test_ceilings_are_read_from_generator_ceiling_records_keyed_by_connections_a
     ))
     # The keys are what rechecked looks a trial up by: (connections, loadgen CPUs, stack CPUs),
     # CPU lists made tuples again after the JSON round trip.
-    assert recorded_ceilings(results) == {(100, (0,), (1,)): 11_000.0, (25, (0, 1), (0, 1)): 9_000.0}
+    assert recorded_ceilings(results) == {(100, (0,), (1,), None): 11_000.0, (25, (0, 1), (0, 1), None): 9_000.0}
 
 
 def test_a_ceiling_record_with_errors_or_no_rps_is_ignored(tmp_path: Path) -> None:
