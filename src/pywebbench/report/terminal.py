@@ -9,7 +9,7 @@ from itertools import groupby
 from rich.console import Console
 from rich.table import Table
 
-from pywebbench.analyze import Row, precision_note, run_aggregation, summarize
+from pywebbench.analyze import Row, Summary, precision_note, run_aggregation, summarize
 from pywebbench.checks import advice, check_name
 from pywebbench.report.columns import (
     cpus_label,
@@ -40,78 +40,86 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         f"load {m.load_average[0]:.2f} at start"
     )
     for _, group in groupby(summary.rows, key=lambda r: r.spec.cell):
-        rows = list(group)
-        spec = rows[0].spec
-        workload, conns = spec.workload, spec.connections
-        table = Table(
-            title=f"{workload} - {conns} connections - {spec.generator} - {spec.duration_s:g}s "
-            f"(+{spec.warmup_s:g}s warmup) - stack CPUs {cpus_label(spec.stack_cpus)}, "
-            f"generator CPUs {cpus_label(spec.loadgen_cpus)}{_knobs(spec)}",
-            title_justify="left",
+        console.print(_cell_table(list(group), client_keepalive))
+    for line in _notes(results, summary):
+        console.print(line)
+    return buffer.getvalue()
+
+
+def _cell_table(rows: list[Row], client_keepalive: bool) -> Table:
+    """One workload x setting: a row per stack, in the order the summary ranked them."""
+    spec = rows[0].spec
+    table = Table(
+        title=f"{spec.workload} - {spec.connections} connections - {spec.generator} - {spec.duration_s:g}s "
+        f"(+{spec.warmup_s:g}s warmup) - stack CPUs {cpus_label(spec.stack_cpus)}, "
+        f"generator CPUs {cpus_label(spec.loadgen_cpus)}{_knobs(spec)}",
+        title_justify="left",
+    )
+    open_loop = spec.rate is not None
+    paired = any(r.method != "restart" for r in rows)
+    ratio_columns = (("Ratio", "right"), ("Ratio 95% CI", "right"), ("Tie", "center"),
+                     ("CPU/req ratio", "right")) if paired \
+        else (("95% CI", "right"), ("Ratio", "right"))
+    for name, justify in (
+        ("Framework", "left"), ("Server", "left"), ("Type", "left"), ("Workers", "right"),
+        ("Req/s", "right"), *ratio_columns, ("P50 ms", "right"),
+        ("P99 ms", "right"), *((("P99 uncorr.", "right"),) if open_loop else ()),
+        ("CPU ms/req", "right"), ("RSS MB", "right"), ("Errors", "right"), ("#DB", "right"),
+        ("Keep-alive", "center"), ("Valid", "left"),
+    ):
+        table.add_column(name, justify=justify)
+    for row in rows:
+        valid = validity_label(row)
+        name = row.stack.framework_title + (f" #{row.spec.alias}" if row.spec.alias else "")
+        ratio_cells = (_num(row.ratio, ".3f"), _ci(row.ratio_ci, ".3f"), _tie(row, rows),
+                       _num(row.cpu_ratio, ".3f")) if paired \
+            else (_ci(row.rps_ci, ",.0f"), _num(row.ratio, ".2f"))
+        table.add_row(
+            name, server_label(row.stack), row.stack.concurrency, workers_label(row.stack),
+            _num(row.rps, ",.0f"), *ratio_cells, _num(row.p50_ms, ".1f"),
+            _num(row.p99_ms, ".1f"), *((_num(row.uncorrected_p99_ms, ".1f"),) if open_loop else ()),
+            _num(row.cpu_ms_per_req, ".3f"), _num(row.rss_mb, ",.0f"), str(row.errors),
+            "-" if row.db_sessions is None else str(row.db_sessions),
+            _keepalive(row, client_keepalive), valid + (f" !{len(row.checks)}" if row.checks else ""),
         )
-        open_loop = spec.rate is not None
-        paired = any(r.method != "restart" for r in rows)
-        ratio_columns = (("Ratio", "right"), ("Ratio 95% CI", "right"), ("Tie", "center"),
-                         ("CPU/req ratio", "right")) if paired \
-            else (("95% CI", "right"), ("Ratio", "right"))
-        for name, justify in (
-            ("Framework", "left"), ("Server", "left"), ("Type", "left"), ("Workers", "right"),
-            ("Req/s", "right"), *ratio_columns, ("P50 ms", "right"),
-            ("P99 ms", "right"), *((("P99 uncorr.", "right"),) if open_loop else ()),
-            ("CPU ms/req", "right"), ("RSS MB", "right"), ("Errors", "right"), ("#DB", "right"),
-            ("Keep-alive", "center"), ("Valid", "left"),
-        ):
-            table.add_column(name, justify=justify)
-        for row in rows:
-            valid = validity_label(row)
-            name = row.stack.framework_title + (f" #{row.spec.alias}" if row.spec.alias else "")
-            ratio_cells = (_num(row.ratio, ".3f"), _ci(row.ratio_ci, ".3f"), _tie(row, rows),
-                           _num(row.cpu_ratio, ".3f")) if paired \
-                else (_ci(row.rps_ci, ",.0f"), _num(row.ratio, ".2f"))
-            table.add_row(
-                name, server_label(row.stack), row.stack.concurrency, workers_label(row.stack),
-                _num(row.rps, ",.0f"), *ratio_cells, _num(row.p50_ms, ".1f"),
-                _num(row.p99_ms, ".1f"), *((_num(row.uncorrected_p99_ms, ".1f"),) if open_loop else ()),
-                _num(row.cpu_ms_per_req, ".3f"), _num(row.rss_mb, ",.0f"), str(row.errors),
-                "-" if row.db_sessions is None else str(row.db_sessions),
-                _keepalive(row, client_keepalive), valid + (f" !{len(row.checks)}" if row.checks else ""),
-            )
-        console.print(table)
+    return table
+
+
+def _notes(results: ResultSet, summary: Summary) -> list[str]:
+    """What the tables' figures mean, how they were made, and every check with its advice."""
+    lines = []
     if summary.baseline_missing:
-        console.print(
-            f"No ratio for {', '.join(summary.baseline_missing)}: the baseline {summary.baseline} "
-            "was not measured in this run (add --stack flask:gunicorn-sync)."
-        )
+        lines.append(f"No ratio for {', '.join(summary.baseline_missing)}: the baseline {summary.baseline} "
+                     "was not measured in this run (add --stack flask:gunicorn-sync).")
     else:
-        console.print(f"Ratio: req/s relative to {summary.baseline} measured in the same run.")
+        lines.append(f"Ratio: req/s relative to {summary.baseline} measured in the same run.")
     rounds = max((t.spec.round for t in results.trials), default=1)
     paired_rows = [r for r in summary.rows if r.method != "restart"]
     if paired_rows:
-        console.print(method_note(paired_rows))
+        lines.append(method_note(paired_rows))
     else:
-        console.print(f"Req/s: the {run_aggregation(results).value} of {rounds} round(s); 95% CI by bootstrap over "
-                      "rounds (restart method: a server start per trial).")
+        lines.append(f"Req/s: the {run_aggregation(results).value} of {rounds} round(s); 95% CI by bootstrap over "
+                     "rounds (restart method: a server start per trial).")
     sources = sorted({r.cpu_source for r in summary.rows if r.cpu_source})
-    console.print("CPU ms/req: the app server's CPU per request; RSS: its peak memory"
-                  + (f" (from {', '.join(sources)})." if sources else "."))
+    lines.append("CPU ms/req: the app server's CPU per request; RSS: its peak memory"
+                 + (f" (from {', '.join(sources)})." if sources else "."))
     costs = [t.sampler_cpu_s / t.load.duration_s * 100 for t in results.trials
              if t.sampler_cpu_s is not None and t.load is not None and t.load.duration_s > 0]
     if costs:
-        console.print(f"Resource sampling cost: median {statistics.median(costs):.2f}% of one core per window "
-                      f"(max {max(costs):.2f}%), measured on each trial.")
+        lines.append(f"Resource sampling cost: median {statistics.median(costs):.2f}% of one core per window "
+                     f"(max {max(costs):.2f}%), measured on each trial.")
     note = precision_note(results, summary)
     if note:
-        console.print(note)
+        lines.append(note)
     advised: set[str] = set()
     for row in summary.rows:
         if row.note:
-            console.print(f"  {row.label} {row.spec.workload}: {row.note}")
+            lines.append(f"  {row.label} {row.spec.workload}: {row.note}")
         for check in row.checks:
-            console.print(f"  (!) {row.label} {row.spec.workload}: {check}")
+            lines.append(f"  (!) {row.label} {row.spec.workload}: {check}")
             advised.add(check_name(check))
-    for name in sorted(advised):
-        console.print(f"  {name}: {advice(name)}")
-    return buffer.getvalue()
+    lines.extend(f"  {name}: {advice(name)}" for name in sorted(advised))
+    return lines
 
 
 def _tie(row: Row, rows: list[Row]) -> str:
