@@ -18,10 +18,12 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
-from pywebbench.loadgen.base import LoadGenError
+from pywebbench.loadgen.base import LoadGenError, LoadRequest
+from pywebbench.measure.accounting import WindowUsage
 from pywebbench.plan import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
 from pywebbench.runner import LaunchFailed, Live, Runner, now
+from pywebbench.services.backing import PeakSampler
 from pywebbench.checks import instrument_check, trial_checks
 from pywebbench.workloads import Workload
 
@@ -211,20 +213,37 @@ class Rounds:
         """Both stacks loaded at once, each by its own generator, the first to start chosen at random."""
         runner = self.runner
         sides = [(live, spec), (partner, partner_spec)]
-        for side, side_spec in sides:
-            problem = side.problems.get(workload.name)
-            if problem is not None:
-                for s, sp in sides:
-                    runner.record(TrialResult(replace(sp, launch=s.launch), s.info, TrialStatus.INVALID_RESPONSE,
-                                              now(), now(), keepalive=s.keepalive,
-                                              error=problem if s is side else f"partner {side.session.label}: {problem}"))
-                return
+        if self._refuse_wrong_answers(sides, workload):
+            return
         if self.rng.random() < 0.5:
             sides.reverse()
         specs = [replace(sp, launch=s.launch, slot=i + 1) for i, (s, sp) in enumerate(sides)]
         started_at = now()
-        work_dir = runner.run_dir / "loadgen"
         requests = [runner.load_request(sp, s.port, workload.path) for (s, _), sp in zip(sides, specs, strict=True)]
+        self._duet_settle(requests, specs)
+        with ExitStack() as sampling:
+            peak = runner.db_peak(sampling, live, workload)
+            usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))
+            loads = self._duet_loads(requests)
+        for i, ((side, _), side_spec) in enumerate(zip(sides, specs, strict=True)):
+            self._record_side(side, sides[1 - i][0], side_spec, loads[i], workload, started_at, usage, peak)
+
+    def _refuse_wrong_answers(self, sides: list[tuple[Live, TrialSpec]], workload: Workload) -> bool:
+        """A side whose answer was wrong is not loaded, and neither is its partner: both recorded why."""
+        for side, _ in sides:
+            problem = side.problems.get(workload.name)
+            if problem is not None:
+                for s, sp in sides:
+                    self.runner.record(TrialResult(
+                        replace(sp, launch=s.launch), s.info, TrialStatus.INVALID_RESPONSE, now(), now(),
+                        keepalive=s.keepalive,
+                        error=problem if s is side else f"partner {side.session.label}: {problem}"))
+                return True
+        return False
+
+    def _duet_settle(self, requests: list[LoadRequest], specs: list[TrialSpec]) -> None:
+        runner = self.runner
+        work_dir = runner.run_dir / "loadgen"
         settles = [threading.Thread(target=runner.settle, args=(r, sp.settle_s, work_dir))
                    for r, sp in zip(requests, specs, strict=True)]
         started = time.monotonic()
@@ -233,7 +252,12 @@ class Rounds:
         for t in settles:
             t.join()
         runner.ledger.add("settles", time.monotonic() - started)
-        loads: list[object] = [None, None]
+
+    def _duet_loads(self, requests: list[LoadRequest]) -> list[LoadResult | LoadGenError | None]:
+        """Both generators at once, started in the shuffled order: each load or its failure."""
+        runner = self.runner
+        work_dir = runner.run_dir / "loadgen"
+        loads: list[LoadResult | LoadGenError | None] = [None, None]
 
         def drive(i: int) -> None:
             try:
@@ -242,34 +266,32 @@ class Rounds:
                 loads[i] = exc
 
         started = time.monotonic()
-        with ExitStack() as sampling:
-            peak = runner.db_peak(sampling, live, workload)
-            usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))
-            threads = [threading.Thread(target=drive, args=(i,)) for i in range(2)]
-            for t in threads:  # in the shuffled order: sides[0]'s generator starts first
-                t.start()
-            for t in threads:
-                t.join()
+        threads = [threading.Thread(target=drive, args=(i,)) for i in range(2)]
+        for t in threads:  # in the shuffled order: the first side's generator starts first
+            t.start()
+        for t in threads:
+            t.join()
         runner.ledger.add("measured windows", time.monotonic() - started)
-        for i, ((side, _), side_spec) in enumerate(zip(sides, specs, strict=True)):
-            other = sides[1 - i][0]
-            load = loads[i]
-            if isinstance(load, LoadGenError) or load is None:
-                status = TrialStatus.LOADGEN_FAILED if side.server.alive() else TrialStatus.SERVER_FAILED
-                runner.record(TrialResult(side_spec, side.info, status, started_at, now(), keepalive=side.keepalive,
-                                          error=f"{load}\n{side.server.log_tail()}".strip()))
-                continue
-            assert isinstance(load, LoadResult)
-            status, error = TrialStatus.OK, None
-            if not side.server.alive():
-                status, error = TrialStatus.SERVER_FAILED, f"server exited during load\n{side.server.log_tail()}"
-            found = side.overlap.get(workload.name)
-            result = TrialResult(
-                side_spec, side.info, status, started_at, now(), load=load, keepalive=side.keepalive, error=error,
-                db_sessions=peak.peak if peak is not None else None,
-                resources=runner.usages_for(side, usage, partner=other), sampler_cpu_s=usage.sampler_cpu_s,
-                cpu_source=runner.accountant.source, steal_s=usage.steal_s,
-            )
-            result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)
-                             + instrument_check("#DB sampler", peak.error if peak is not None else None))
-            runner.record(result)
+        return loads
+
+    def _record_side(self, side: Live, other: Live, side_spec: TrialSpec, load: LoadResult | LoadGenError | None,
+                     workload: Workload, started_at: str, usage: WindowUsage, peak: PeakSampler | None) -> None:
+        runner = self.runner
+        if not isinstance(load, LoadResult):
+            status = TrialStatus.LOADGEN_FAILED if side.server.alive() else TrialStatus.SERVER_FAILED
+            runner.record(TrialResult(side_spec, side.info, status, started_at, now(), keepalive=side.keepalive,
+                                      error=f"{load}\n{side.server.log_tail()}".strip()))
+            return
+        status, error = TrialStatus.OK, None
+        if not side.server.alive():
+            status, error = TrialStatus.SERVER_FAILED, f"server exited during load\n{side.server.log_tail()}"
+        found = side.overlap.get(workload.name)
+        result = TrialResult(
+            side_spec, side.info, status, started_at, now(), load=load, keepalive=side.keepalive, error=error,
+            db_sessions=peak.peak if peak is not None else None,
+            resources=runner.usages_for(side, usage, partner=other), sampler_cpu_s=usage.sampler_cpu_s,
+            cpu_source=runner.accountant.source, steal_s=usage.steal_s,
+        )
+        result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)
+                         + instrument_check("#DB sampler", peak.error if peak is not None else None))
+        runner.record(result)
