@@ -139,6 +139,8 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--upstream-size", type=_positive_int, help="bytes of the upstream's answer (1024)")
     p_run.add_argument("--cpu-size", type=_positive_int, help="sieve size of /cpu (100000)")
     p_run.add_argument("--topology", choices=["direct", "nginx"], help="nginx: load goes through nginx")
+    p_run.add_argument("--db", choices=["postgresql", "sqlite"],
+                       help="what /posts reads: postgresql (default) or a SQLite file filled with the same rows")
     p_run.add_argument("--driver", help="force one DB driver on every stack (psycopg, psycopg2-gevent, "
                        "psycopg2-eventlet, psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent")
 
@@ -223,7 +225,7 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
     names = ("stacks", "workloads", "connections", "duration", "warmup", "workers", "threads", "stack_cpus",
              "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir",
              "max_db_sessions", "db_delay", "db_rows", "db_pool", "upstream_delay", "upstream_size", "cpu_size",
-             "topology", "driver", "aggregation", "precision", "max_rounds", "method", "settle", "budget",
+             "topology", "driver", "db", "aggregation", "precision", "max_rounds", "method", "settle", "budget",
              "rounds_per_launch", "timeout")
     flags = {name: getattr(args, name) for name in names}
     for name in ("stacks", "workloads"):

@@ -260,6 +260,7 @@ def execute(
         postgres_sessions=max(caps) if caps else None,
         lanes=max(1, len({s.label for s in plan.sessions})) if paired else 1,
         loaded_at_once=2 if options.method == "duet" else 1,
+        db=options.db,
     )
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     # Ctrl-C must stop a run even when the shell started us with SIGINT ignored (a

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from pywebbench.catalog.model import DRIVER_REQUIREMENTS
+from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.errors import UserError
 
 ENV_PREFIX = "PYWEBBENCH_"
@@ -117,6 +117,9 @@ class RunOptions:
     topology: str = "direct"
     driver: str | None = None
     """Override every stack's DB driver (default: the right one for its concurrency model)."""
+    db: str = "postgresql"
+    """What /posts reads: postgresql, or sqlite (a file the harness fills with the same rows,
+    seed 001's database). A string, so not a sweep knob (knobs are numbers): run twice."""
     # statistics and open loop
     aggregation: str = "median"
     """How repeats become one figure: median, best (seed 003) or mean (seed 004)."""
@@ -174,6 +177,8 @@ class RunOptions:
             raise UserError(f"--upstream-size must be at least 12 bytes, got {self.upstream_size}")
         if self.driver is not None and self.driver not in DRIVER_REQUIREMENTS:
             raise UserError(f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}")
+        if self.db not in DB_KINDS:
+            raise UserError(f"--db must be one of {', '.join(DB_KINDS)}, got {self.db!r}")
         if self.topology not in TOPOLOGIES:
             raise UserError(f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
         if self.generator not in GENERATOR_NAMES:

@@ -192,6 +192,9 @@ def make_plan(
     else:
         skipped = []
     variants = [*variants, *extra]
+    if options.db != "postgresql":  # Python stacks read /posts from it; Go and nginx keep theirs
+        variants = [replace(v, stack=replace(v.stack, db=options.db)) if v.stack.server.native is None else v
+                    for v in variants]
     workloads = tuple(get_workload(name) for name in dict.fromkeys(options.workloads))
     split = options.cpu_split(available_cpus)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)

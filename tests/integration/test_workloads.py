@@ -72,3 +72,16 @@ def test_nginx_topology_proxies_to_the_app(tmp_path: Path) -> None:
     (trial,) = results.trials
     assert trial.valid, trial.error
     assert trial.spec.topology == "nginx"
+
+
+def test_posts_from_sqlite_on_a_sync_and_a_coroutine_stack(tmp_path: Path) -> None:
+    results = _run(tmp_path, "--db", "sqlite", "--workload", "posts", "--connections", "10",
+                   "--stack", "flask:gunicorn-sync", "--stack", "starlette:uvicorn")
+    drivers = {t.spec.stack_id: (t.stack.db, t.stack.driver) for t in results.trials}
+    assert drivers == {"flask:gunicorn-sync": ("sqlite", "sqlite3"),
+                       "starlette:uvicorn": ("sqlite", "databases-aiosqlite")}
+    for trial in results.trials:
+        assert trial.valid, (trial.spec.stack_id, trial.error)
+        assert trial.load is not None and trial.load.requests > 0
+    sqlite = next(s for s in results.services if s.name == "sqlite")
+    assert sqlite.config["rows"] == 300

@@ -15,6 +15,11 @@ first use:
   seed-000 bug, kept for the contrast test.
 - ``asyncpg``: asyncpg and one aiohttp ClientSession per event loop (the *_async functions).
 
+With PWB_DB=sqlite, /posts reads the SQLite file PWB_SQLITE_PATH instead (seed 001's DB):
+through the standard library's sqlite3 under a sync driver, and through ``databases`` over
+aiosqlite (the client seed 001's Starlette app used) under an async one. /db and /api stay
+on PostgreSQL, which only they need (pg_sleep, the writes table).
+
 Sync: ``db() api() posts() upstream()``; async: ``db_async() api_async() posts_async()
 upstream_async()``; all return the body bytes and raise on any failure (the framework
 turns that into a 500). Backends are created per process on first use, never before a
@@ -29,6 +34,7 @@ import json
 import os
 import random
 import select
+import sqlite3
 import threading
 import time
 import weakref
@@ -58,6 +64,7 @@ UPSTREAM_TIMEOUT_S = 60.0
 DB_SQL = "SELECT b.a, b.b FROM bench b, pg_sleep({delay}) WHERE b.a = {key}"
 INSERT_SQL = "INSERT INTO writes (a) VALUES ({key})"
 ROWS_SQL = "SELECT a, b FROM bench WHERE a <= {limit} ORDER BY a"
+POSTS_SQL = ROWS_SQL.format(limit=300)  # the same text on PostgreSQL and SQLite
 # asyncpg always prepares (extended protocol); parameters let its per-connection statement
 # cache hit, so a pooled connection answers /db in one round trip.
 DB_SQL_ASYNCPG = "SELECT b.a, b.b FROM bench b, pg_sleep($1) WHERE b.a = $2"
@@ -72,6 +79,8 @@ class Config:
     db_pool: int
     upstream_url: str
     cpu_size: int
+    db: str = "postgresql"
+    sqlite_path: str = ""
 
     @classmethod
     def from_env(cls) -> Config:
@@ -83,9 +92,13 @@ class Config:
             db_pool=int(os.environ.get("PWB_DB_POOL") or "0"),
             upstream_url=os.environ.get("PWB_UPSTREAM_URL", ""),
             cpu_size=int(os.environ.get("PWB_CPU_SIZE") or "100000"),
+            db=os.environ.get("PWB_DB") or "postgresql",
+            sqlite_path=os.environ.get("PWB_SQLITE_PATH", ""),
         )
         if cfg.driver not in SYNC_DRIVERS + ASYNC_DRIVERS:
             raise ValueError(f"PWB_DRIVER must be one of {', '.join(SYNC_DRIVERS + ASYNC_DRIVERS)}, got {cfg.driver!r}")
+        if cfg.db not in ("postgresql", "sqlite") or (cfg.db == "sqlite" and not cfg.sqlite_path):
+            raise ValueError(f"PWB_DB must be postgresql or sqlite (with PWB_SQLITE_PATH), got {cfg.db!r}")
         if cfg.db_delay < 0 or cfg.db_rows < 1 or cfg.db_pool < 0 or cfg.cpu_size < 0:
             raise ValueError(f"bad PWB_* settings: {cfg}")
         return cfg
@@ -308,6 +321,34 @@ class _UpstreamClient:
         raise AssertionError("unreachable")
 
 
+class _SqliteReader:
+    """Read-only sqlite3 connections kept open for the process's life (as seed 001's app kept
+    its one), LIFO, one per read in flight: threads read in parallel (sqlite3 releases the GIL
+    while it steps), and no connection is used by two threads at once.
+
+    Under gevent, eventlet or meinheld the read is a C call the hub cannot switch away from:
+    it blocks the worker while it runs. That is allowed, not patched over: a local SQLite read
+    of 300 rows takes well under a millisecond, and it is what such an app would do; the
+    recorded driver (sqlite3) says so."""
+
+    def __init__(self, path: str) -> None:
+        self._uri = Path(path).resolve().as_uri() + "?mode=ro"
+        self._idle: list[sqlite3.Connection] = []
+
+    def rows(self, sql: str) -> list[Any]:
+        try:
+            conn = self._idle.pop()
+        except IndexError:
+            conn = sqlite3.connect(self._uri, uri=True, check_same_thread=False)
+        try:
+            rows = conn.execute(sql).fetchall()
+        except BaseException:
+            conn.close()
+            raise
+        self._idle.append(conn)
+        return rows
+
+
 class SyncBackend:
     """/db, /api, /posts and /upstream for WSGI stacks; one per process."""
 
@@ -343,6 +384,7 @@ class SyncBackend:
             if cfg.db_pool > 0:
                 self._pool = _GreenPool(cfg.db_pool, connect, wait_readable)
         self._upstream = _UpstreamClient(cfg.upstream_url) if cfg.upstream_url else None
+        self._sqlite = _SqliteReader(cfg.sqlite_path) if cfg.db == "sqlite" else None
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
@@ -380,8 +422,10 @@ class SyncBackend:
         return api_json(rows)
 
     def posts(self) -> bytes:
+        if self._sqlite is not None:
+            return posts_json(self._sqlite.rows(POSTS_SQL))
         with self._cursor() as cur:
-            cur.execute(ROWS_SQL.format(limit=300))
+            cur.execute(POSTS_SQL)
             rows = cur.fetchall()
         return posts_json(rows)
 
@@ -400,6 +444,7 @@ class AsyncBackend:
         self.cfg = cfg
         self._pool: Any = None
         self._session: Any = None
+        self._sqlite: Any = None  # a databases.Database, connected on first use
         self._lock = asyncio.Lock()  # binds to the loop on first use (Python >= 3.10)
 
     @asynccontextmanager
@@ -433,9 +478,25 @@ class AsyncBackend:
         return api_json(rows)
 
     async def posts(self) -> bytes:
+        if self.cfg.db == "sqlite":
+            database = await self._sqlite_database()
+            records = await database.fetch_all(POSTS_SQL)
+            return posts_json((r[0], r[1]) for r in records)
         async with self._conn() as conn:
-            rows = await conn.fetch(ROWS_SQL.format(limit=300))
+            rows = await conn.fetch(POSTS_SQL)
         return posts_json(rows)
+
+    async def _sqlite_database(self) -> Any:
+        """Seed 001's Starlette client: one `databases.Database` per loop, connected once."""
+        if self._sqlite is None:
+            async with self._lock:
+                if self._sqlite is None:
+                    import databases
+
+                    database = databases.Database("sqlite+aiosqlite:///" + str(Path(self.cfg.sqlite_path).resolve()))
+                    await database.connect()
+                    self._sqlite = database
+        return self._sqlite
 
     async def upstream(self) -> bytes:
         if not self.cfg.upstream_url:
@@ -462,6 +523,9 @@ class AsyncBackend:
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
+        if self._sqlite is not None:
+            await self._sqlite.disconnect()
+            self._sqlite = None
 
 
 # --- per-process (and per-loop) backends, created on first use -----------------------------

@@ -42,7 +42,15 @@ DRIVER_REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "asyncpg": ("asyncpg==0.32.0", "aiohttp==3.14.5"),
     "native": (),
 }
+ASYNC_DRIVERS = frozenset({"asyncpg"})
+"""Drivers the apps await (pwb_common.ASYNC_DRIVERS); every other one blocks its thread or greenlet."""
 COMMON_APP_REQUIREMENTS: tuple[str, ...] = ("jinja2==3.1.6",)
+
+DB_KINDS = ("postgresql", "sqlite")
+"""Where /posts reads from: PostgreSQL through pgbouncer, or a SQLite file (seed 001's DB)."""
+SQLITE_ASYNC_REQUIREMENTS: tuple[str, ...] = ("databases==0.9.0", "aiosqlite==0.22.1", "sqlalchemy==2.0.58")
+"""The async SQLite client seed 001's Starlette app used (`databases` over aiosqlite); databases
+0.9.0 predates SQLAlchemy 2.1, so 2.0 is pinned. Sync stacks use the standard library's sqlite3."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,8 @@ class Stack:
     stack_unavailable: str | None = None
     driver_override: str | None = None
     """A driver chosen by the user, e.g. a blocking one under gevent to show seed 000's bug."""
+    db: str = "postgresql"
+    """What /posts reads (DB_KINDS); the other DB workloads always use PostgreSQL."""
 
     @property
     def id(self) -> str:
@@ -134,6 +144,7 @@ class Stack:
             + self.server.requirements
             + DRIVER_REQUIREMENTS[self.driver]
             + COMMON_APP_REQUIREMENTS
+            + (SQLITE_ASYNC_REQUIREMENTS if self.db == "sqlite" and self.driver in ASYNC_DRIVERS else ())
             + self.extra_requirements
         )
         return tuple(sorted(merged))
@@ -150,6 +161,15 @@ class Stack:
         if self.server.driver is not None:
             return self.server.driver
         return DEFAULT_DRIVERS[self.concurrency]
+
+    @property
+    def db_client(self) -> str:
+        """The client /posts reads through, as results record it: the driver on PostgreSQL;
+        on SQLite, sqlite3 under a sync driver (threads, greenlets, Starlette's thread pool)
+        and databases over aiosqlite under an async one."""
+        if self.db != "sqlite" or self.server.native is not None:
+            return self.driver
+        return "databases-aiosqlite" if self.driver in ASYNC_DRIVERS else "sqlite3"
 
     @property
     def unavailable(self) -> str | None:

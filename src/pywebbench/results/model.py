@@ -92,7 +92,10 @@ class StackInfo:
     env_hash: str = ""
     argv: tuple[str, ...] = ()
     driver: str = ""
-    """PWB_DRIVER: the DB driver and HTTP client model the app used."""
+    """The DB client /posts used: PWB_DRIVER (the DB driver and HTTP client model) on
+    PostgreSQL; sqlite3 or databases-aiosqlite on SQLite."""
+    db: str = "postgresql"
+    """What /posts read: postgresql or sqlite (--db)."""
 
 
 @dataclass(frozen=True)

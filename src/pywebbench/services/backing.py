@@ -1,7 +1,7 @@
 """The backing services a run needs, started once, shared by every trial, stopped at the end.
 
 Which services start follows from the workloads: PostgreSQL and pgbouncer for /db, /api and
-/posts; the Go upstream for /upstream. Each is a context manager on one ExitStack, so a
+/posts (and, with db "sqlite", a SQLite file /posts reads instead); the Go upstream for /upstream. Each is a context manager on one ExitStack, so a
 failed start unwinds what had started. This object also knows every right answer the
 workloads are checked against, and the PWB_* environment each app is given.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import tempfile
 import threading
 import time
@@ -31,6 +32,8 @@ from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.nginx import DEFAULT_STATIC_BODY
 from pywebbench.services.pgbouncer import PgBouncerService
 from pywebbench.services.postgres import PostgresConfig, PostgresService
+from pywebbench.services import ServiceError
+from pywebbench.services.sqlite import fill_sqlite, read_posts
 from pywebbench.services.upstream import UpstreamService
 from pywebbench.workloads import Expected, Needs, api_body, posts_body
 
@@ -58,6 +61,9 @@ class BackingConfig:
     """Live servers at once (interleaved, duet): each gets its own pgbouncer database entry."""
     loaded_at_once: int = 1
     """Servers under load at the same time (2 in a duet)."""
+    db: str = "postgresql"
+    """sqlite: also make the SQLite file /posts reads (PostgreSQL still starts: /db, /api and
+    the Go reference read it, and its rows are the check that the file holds the same ones)."""
 
 
 def render_template() -> bytes:
@@ -83,6 +89,7 @@ class Backing:
         self._lookup: psycopg.Connection[Any] | None = None
         self._lookup_lock = threading.Lock()
         self.template_file: Path | None = None
+        self.sqlite_file: Path | None = None
 
     @property
     def work_dir(self) -> Path:
@@ -115,6 +122,15 @@ class Backing:
                 self._lookup = stack.enter_context(psycopg.connect(pg.info.dsn, autocommit=True))
                 rows = self._lookup.execute("SELECT a, b FROM bench WHERE a <= 300 ORDER BY a").fetchall()
                 expected["posts_body"] = posts_body(rows)
+                if self.config.db == "sqlite":
+                    self.sqlite_file = self._work / "posts.sqlite3"
+                    fill_sqlite(self.sqlite_file, self.config.db_rows, pg.config.seed)
+                    # The expected answer comes from the file the apps read; PostgreSQL's rows
+                    # must agree, or /posts would not be the same question on both databases.
+                    from_file = read_posts(self.sqlite_file)
+                    if from_file != [(a, b) for a, b in rows]:
+                        raise ServiceError(f"the SQLite file {self.sqlite_file} does not hold PostgreSQL's /posts rows")
+                    expected["posts_body"] = posts_body(from_file)
                 expected["api_body"] = api_body([r for r in rows if r[0] <= 100])
                 expected["db_row"] = self._db_row
             if Needs.UPSTREAM in self.config.needs or self.config.go_reference:
@@ -199,6 +215,11 @@ class Backing:
             env["PWB_DSN"] = self.pgbouncer.dsn(lane)
         if self.upstream is not None:
             env["PWB_UPSTREAM_URL"] = self.upstream.url
+        if stack.db == "sqlite" and stack.server.native is None:
+            if self.sqlite_file is None:
+                raise RuntimeError(f"{stack.id} reads SQLite but no SQLite file was made")
+            env["PWB_DB"] = "sqlite"
+            env["PWB_SQLITE_PATH"] = str(self.sqlite_file)
         if self.template_file is not None:
             env["PWB_TEMPLATE_RENDERED"] = str(self.template_file)  # the Go reference serves these bytes
         return env
@@ -223,6 +244,10 @@ class Backing:
             out.append(ServiceRecord("pgbouncer", b.version, {
                 "max_db_sessions": b.max_db_sessions, "pool_mode": b.pool_mode, "auth_type": b.auth_type,
                 "lanes": self.config.lanes, "config": b.config_text}))
+        if self.sqlite_file is not None:
+            out.append(ServiceRecord("sqlite", sqlite3.sqlite_version, {
+                "file": self.sqlite_file.name, "rows": len(read_posts(self.sqlite_file)),
+                "seed": self.postgres.info.seed if self.postgres is not None else None}))
         if self.upstream is not None:
             out.append(ServiceRecord("upstream", self.upstream.version, self.upstream.config()))
         if self.go is not None:
