@@ -179,6 +179,9 @@ class RunOptions:
             raise UserError(f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}")
         if self.db not in DB_KINDS:
             raise UserError(f"--db must be one of {', '.join(DB_KINDS)}, got {self.db!r}")
+        if self.db == "sqlite" and {"db", "api"} & set(self.workloads):
+            # So a stack's recorded driver is the one every DB workload of the run used.
+            raise UserError("--db sqlite is for the posts workload: db and api need PostgreSQL (pg_sleep, writes)")
         if self.topology not in TOPOLOGIES:
             raise UserError(f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
         if self.generator not in GENERATOR_NAMES:

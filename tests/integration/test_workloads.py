@@ -80,8 +80,13 @@ def test_posts_from_sqlite_on_a_sync_and_a_coroutine_stack(tmp_path: Path) -> No
     drivers = {t.spec.stack_id: (t.stack.db, t.stack.driver) for t in results.trials}
     assert drivers == {"flask:gunicorn-sync": ("sqlite", "sqlite3"),
                        "starlette:uvicorn": ("sqlite", "databases-aiosqlite")}
-    for trial in results.trials:
+    sync_client = _run(tmp_path / "sync-client", "--db", "sqlite", "--workload", "posts", "--connections", "10",
+                       "--stack", "starlette:uvicorn", "--driver", "psycopg")
+    (threadpool,) = sync_client.trials  # seed 001's 'Starlette (sync)': sqlite3 in the thread pool
+    assert (threadpool.stack.db, threadpool.stack.driver) == ("sqlite", "sqlite3")
+    for trial in (*results.trials, threadpool):
         assert trial.valid, (trial.spec.stack_id, trial.error)
         assert trial.load is not None and trial.load.requests > 0
+        assert trial.db_sessions is None  # no PostgreSQL session to count
     sqlite = next(s for s in results.services if s.name == "sqlite")
     assert sqlite.config["rows"] == 300

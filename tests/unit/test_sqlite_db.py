@@ -94,3 +94,9 @@ def test_seed001_presets_read_sqlite_and_keep_a_postgresql_pair() -> None:
         preset = get_preset(name)
         assert preset.options["db"] == db, name
         assert check_preset(preset, catalog).db == db
+
+
+def test_db_sqlite_refuses_the_workloads_only_postgresql_can_serve() -> None:
+    assert RunOptions(db="sqlite", workloads=("hello", "upstream", "posts")).validate().db == "sqlite"
+    with pytest.raises(UserError, match="db and api need PostgreSQL"):
+        RunOptions(db="sqlite", workloads=("posts", "db")).validate()
