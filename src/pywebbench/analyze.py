@@ -26,7 +26,7 @@ CELL_KNOBS: tuple[str, ...] = ("workload", "connections", "workers", "threads", 
                                "db_delay_s", "db_pool", "upstream_delay_s", "cpu_size", "stack_cpus", "rate")
 """Names of TrialSpec.cell's positions (stack_cpus is the count of CPUs given to the stack)."""
 
-STATUS_ORDER = ("ok", "invalid-response", "loadgen-failed", "server-failed", "unavailable")
+STATUS_ORDER = ("ok", "invalid-response", "loadgen-failed", "service-failed", "server-failed", "unavailable")
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from pywebbench.doctor import check
 from pywebbench.envs import EnvironmentBuilder
 from pywebbench.listing import listing
 from pywebbench.errors import UserError
-from pywebbench.execute import Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
+from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
 from pywebbench.options import (
     AGGREGATIONS,
     GENERATOR_NAMES,
@@ -59,9 +59,10 @@ from pywebbench.sweep import parse_knobs
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 EXIT_CODES = """exit codes:
   0    every trial valid
-  1    the run finished, but some trial failed or is invalid (all results saved)
+  1    the run finished, but some trial failed or is invalid (all results saved), or a
+       backing service died and could not be restarted (finished trials kept; --resume DIR)
   2    bad input: nothing was started
-  130  interrupted (Ctrl-C, SIGTERM): every finished trial kept; --resume DIR goes on"""
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP): every finished trial kept; --resume DIR goes on"""
 SLOWDOWN_PER_HALF_WIDTH = 3.5
 """calibrate stops adding rounds once A/A and A/B are both within ±slowdown/3.5 (1.4% for a 5%
 slowdown), where the smallest detectable difference (about 1.43 half-widths) is well under the
@@ -339,6 +340,8 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
 
 def exit_code(outcome: Outcome) -> int:
     """130 interrupted; 1 when some trial failed or is invalid; else 0 (see EXIT_CODES)."""
+    if outcome.status == ABORTED:
+        return 1  # a service died for good: the run stopped, its finished trials kept
     if outcome.status != "complete":
         return 130
     trials = latest_trials(load_results(outcome.run_dir).trials)
@@ -399,7 +402,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
                      variants=sized, extra={"phase": "sizing"})
         outcome = _execute(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")
         if outcome.status != "complete":
-            return 130
+            return 1 if outcome.status == ABORTED else 130
         measured_s += outcome.ledger.get("measured windows", 0.0)
         extra_loops, cpu_a_us, loop_cost_us = size_extra_work(load_results(outcome.run_dir), args.slowdown,
                                                               probe_loops)

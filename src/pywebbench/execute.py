@@ -40,10 +40,13 @@ from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_resu
 from pywebbench.runner import Progress, Runner
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, BackingConfig
+from pywebbench.services.watchdog import ServiceLost, Watchdog
 from pywebbench.sweep import grid, parse_knobs
 
 Point = tuple[tuple[str, Any], ...]
 SESSION_OVERHEAD_S = 4.0
+ABORTED = "aborted"
+"""The end status of a run stopped by a service that died and could not be restarted."""
 """Server start, readiness and answer checks per session, as seen on this machine."""
 
 
@@ -263,6 +266,9 @@ def execute(
         db=options.db,
     )
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # A closed terminal (SIGHUP) would otherwise end us at once, leaving every server,
+    # service and generator (each in its own process group) running.
+    previous_hup = signal.signal(signal.SIGHUP, _raise_interrupt)
     # Ctrl-C must stop a run even when the shell started us with SIGINT ignored (a
     # background job of a script), or a stop request would be silently dropped.
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -282,11 +288,14 @@ def execute(
                 raise UserError(f"backing services failed to start: {str(exc).splitlines()[0]}") from exc
             for record in backing.records():
                 writer.add_service(record)
+            watchdog = services.enter_context(Watchdog(on_note))  # stopped before the services are
+            backing.watch(watchdog)
             runner = Runner(
                 run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
                 python=sys.executable, backing=backing, topology=options.topology,
                 ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
                 keepalive=options.keepalive, on_progress=on_progress, accountant=accountant,
+                watchdog=watchdog, on_note=on_note,
             )
             run_ledger = runner.ledger
             runner.ceiling = GeneratorCeiling(
@@ -312,8 +321,12 @@ def execute(
             status = "complete"
     except KeyboardInterrupt:
         on_note("interrupted: stopping; finished trials are saved")
+    except ServiceLost as exc:
+        status = ABORTED
+        on_note(f"{exc}; finished trials are saved (--resume {run_dir} goes on)")
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGHUP, previous_hup)
         signal.signal(signal.SIGINT, previous_int)
         try:
             writer.finish(status)

@@ -33,6 +33,17 @@ def tail(path: Path, lines: int = 20) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def describe_exit(code: int) -> str:
+    """A Popen return code as words: 'exited (signal 9, SIGKILL)' or 'exited with code 1'."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            return f"exited (signal {-code})"
+        return f"exited (signal {-code}, {name})"
+    return f"exited with code {code}"
+
+
 class ManagedProcess:
     """A child in its own process group whose whole tree is gone after stop().
 
@@ -61,6 +72,7 @@ class ManagedProcess:
         self.stdout_path = log_dir / f"{name}.stdout.log"
         self.stderr_path = log_dir / f"{name}.stderr.log"
         self._popen: subprocess.Popen[bytes] | None = None
+        self._stopped: int | None = None
         self._known: dict[int, psutil.Process] = {}
 
     @property
@@ -110,6 +122,8 @@ class ManagedProcess:
         """SIGTERM to the group, a grace period, SIGKILL, then reap. Idempotent."""
         if self._popen is None:
             return None
+        if self._stopped is not None:
+            return self._stopped  # its group id may belong to someone else by now
         self.tree()
         pgid = self._popen.pid
         _signal_group(pgid, signal.SIGTERM)
@@ -123,6 +137,7 @@ class ManagedProcess:
             _kill_if_same(proc)
         code = self._popen.wait()
         _wait_group_gone(pgid, timeout_s=5.0)
+        self._stopped = code
         return code
 
     def __enter__(self) -> ManagedProcess:

@@ -22,6 +22,8 @@ from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 
+import psutil
+
 from pywebbench.catalog.model import ConcurrencyType, LaunchSpec, Stack
 from pywebbench.ceiling import NO_CEILING, CeilingReading
 from pywebbench.checks import instrument_check, trial_checks
@@ -29,7 +31,7 @@ from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.envs import EnvBuildError, EnvProvider, EnvSpec
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
 from pywebbench.plan import Plan, Session
-from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.procs import ManagedProcess, describe_exit, free_port
 from pywebbench.measure.accounting import Accountant, ProcAccountant, WindowUsage
 from pywebbench.measure.overlap import allowed_in_flight, overlap_verdict
 from pywebbench.measure.settle import wrk_settle
@@ -38,6 +40,7 @@ from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, Tria
 from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing, PeakSampler
 from pywebbench.services.nginx import NginxService
+from pywebbench.services.watchdog import Watchdog
 from pywebbench.verify import NotReady, fetch, keeps_alive, verify_endpoint, wait_ready
 from pywebbench.workloads import Expected, Needs, Workload
 
@@ -77,6 +80,33 @@ class RunningServer:
     log_tail: Callable[[], str]
     pids: tuple[int, ...] = ()
     """Root processes of the server, whose trees the resource sampler follows."""
+    returncode: Callable[[], int | None] = lambda: None
+    """How the server's main process ended (None while it runs)."""
+
+
+def process_tree(roots: tuple[int, ...]) -> set[int]:
+    """The live pids of the roots' trees (zombies excepted): a server's master and workers."""
+    found: set[int] = set()
+    for pid in roots:
+        try:
+            root = psutil.Process(pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            continue
+        for proc in procs:
+            try:
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    found.add(proc.pid)
+            except psutil.Error:
+                continue
+    return found
+
+
+def server_gone(label: str, server: RunningServer) -> str:
+    """One line: how a stack's server ended."""
+    code = server.returncode()
+    how = describe_exit(code) if code is not None else "exited"
+    return f"the server of {label} {how}"
 
 
 def base_environment(extra_path: str = "") -> dict[str, str]:
@@ -200,6 +230,8 @@ class Runner:
         sample_resources: bool = True,
         accountant: Accountant | None = None,
         settle: Callable[[LoadRequest, float, Path], None] = wrk_settle,
+        watchdog: Watchdog | None = None,
+        on_note: Callable[[str], None] = lambda text: None,
     ) -> None:
         self.run_dir = run_dir
         self.writer = writer
@@ -216,6 +248,12 @@ class Runner:
         self.sample_resources = sample_resources
         self.accountant: Accountant = accountant if accountant is not None else ProcAccountant()
         self.settle = settle
+        self.watchdog = watchdog if watchdog is not None else Watchdog(on_note)
+        """Names, restarts and marks deaths of the backing services and proxies (not started
+        here: without its thread it still looks at every window's end)."""
+        self.on_note = on_note
+        self._proxies: dict[str, NginxService] = {}
+        """Live nginx proxies by accounting role, re-enrolled after the watchdog restarts one."""
         self.ledger = TimeLedger()
         self.results: list[TrialResult] = []
         self.live_roles: set[str] = set()
@@ -305,8 +343,8 @@ class Runner:
             if stack.server.native == "nginx":
                 nginx = stack_of_servers.enter_context(
                     NginxService(logs / f"{label}.nginx", workers=session.workers))
-                yield RunningServer(nginx.info.port, ("nginx", "-c", "nginx.conf"), lambda: True, lambda: "",
-                                    nginx.root_pids())
+                yield RunningServer(nginx.info.port, ("nginx", "-c", "nginx.conf"), lambda: nginx.poll() is None,
+                                    lambda: "", nginx.root_pids(), nginx.poll)
                 return
             port = free_port(HOST)
             if stack.server.native == "go-reference":
@@ -328,7 +366,7 @@ class Runner:
             def tail() -> str:
                 return proc.stderr_tail(15) or proc.stdout_path.read_text(errors="replace")[-1500:]
 
-            yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail, (proc.pid,))
+            yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail, (proc.pid,), proc.poll)
 
     def _retune(self, session: Session) -> None:
         """Give pgbouncer and the upstream this sweep point's knobs before the server starts."""
@@ -355,6 +393,8 @@ class Runner:
         """Start, verify and enroll one server; raises LaunchFailed (nothing recorded) if it cannot run."""
         stack = session.stack
         label = label or f"l{launch}-{session.label.replace(':', '_').replace('#', '_')}"
+        self.heal()  # a service that died since the last window is back before this server needs it
+        self.watchdog.during = f"the start of {session.label}"
         self._progress(f"{stack.id} (environment)", 0.0)
         env_path, env_hash = self._environment(session)
         self._retune(session)
@@ -375,6 +415,11 @@ class Runner:
                         NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port))
                     port = proxy.info.port  # seed 000: the generator talks to nginx, nginx to the app
                     proxy_role = "nginx-" + role
+                    watched = f"the nginx proxy of {session.label}"
+                    self.watchdog.watch(watched, lambda: proxy)
+                    self._proxies[proxy_role] = proxy
+                    running.callback(self._proxies.pop, proxy_role, None)
+                    running.callback(self.watchdog.unwatch, watched)  # before the proxy stops on purpose
                     self.accountant.enroll(proxy_role, proxy.root_pids())
             except (NotReady, OSError, RuntimeError) as exc:
                 tail, argv = (server.log_tail(), server.argv) if server is not None else ("", ())
@@ -388,8 +433,16 @@ class Runner:
             running.callback(self._retire, role, proxy_role)
             yield replace(self._verify(session, info, server, port, role, proxy_role, launch), lane=lane)
 
+    def heal(self) -> None:
+        """Restart any backing service or proxy that died (raises ServiceLost where it cannot)."""
+        if self.watchdog.heal():
+            self.enroll_services()  # the new processes into their roles' accounting
+            for role, proxy in self._proxies.items():
+                self.accountant.enroll(role, proxy.root_pids())
+
     def reset_pool(self) -> None:
         """Seed 000's habit: start from an empty pool; called once no server of a launch is left."""
+        self.heal()
         if self.backing is not None:
             self.backing.reset_between_sessions()
 
@@ -437,13 +490,36 @@ class Runner:
                                  keepalive=live.keepalive, error=problem)
             self.record(result)
             return result
+        if not live.server.alive():  # died in an earlier window: nothing to load, and no wait for it
+            result = TrialResult(spec, live.info, TrialStatus.SERVER_FAILED, now(), now(), keepalive=live.keepalive,
+                                 error=f"{server_gone(live.session.label, live.server)} before this window")
+            self.record(result)
+            self.on_note(f"{spec.trial_id}: {result.status.value}: {result.error}")
+            return result
         found = live.overlap.get(workload.name)
+        self.heal()
+        mark = self.watchdog.mark()
+        self.watchdog.during = f"{live.session.label} {workload.name}"
         result = self._window(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
+        result = self.mark_faults(result, mark)
+        self.watchdog.during = f"the pause after {live.session.label} {workload.name}"
         ceiling = self.ceiling(spec) if result.load is not None else NO_CEILING  # timed on its own line
         validity = trial_checks(result, ceiling.rps) + instrument_check("generator ceiling", ceiling.problem)
         result = replace(result, checks=result.checks + ((found,) if found else ()) + live.launch_checks + validity)
         self.record(result)
+        if result.status is not TrialStatus.OK and result.error:
+            self.on_note(f"{spec.trial_id}: {result.status.value}: {result.error.splitlines()[0]}")
+        self.heal()
         return result
+
+    def mark_faults(self, result: TrialResult, mark: int) -> TrialResult:
+        """A backing service or proxy that died since `mark` spoiled the window: say which."""
+        deaths = self.watchdog.deaths_since(mark)
+        if not deaths:
+            return result
+        cause = "; ".join(d.line for d in deaths)
+        return replace(result, status=TrialStatus.SERVICE_FAILED,
+                       error=f"{cause}\n{result.error}" if result.error else cause)
 
     def load_request(self, spec: TrialSpec, port: int, path: str) -> LoadRequest:
         return LoadRequest(
@@ -486,6 +562,7 @@ class Runner:
                 settle_s: float) -> TrialResult:
         started_at = now()
         server = live.server
+        before = process_tree(server.pids)
         try:
             self.prepare(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
             load_average = os.getloadavg()
@@ -497,12 +574,22 @@ class Runner:
                 load = self.generator.run(self.load_request(spec, live.port, workload.path), self.run_dir / "loadgen")
             self.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
-            status = TrialStatus.LOADGEN_FAILED if server.alive() else TrialStatus.SERVER_FAILED
+            if server.alive():
+                status, cause = TrialStatus.LOADGEN_FAILED, f"the load generator failed: {exc}"
+            else:
+                status, cause = TrialStatus.SERVER_FAILED, f"{server_gone(live.session.label, server)} during the window"
             return TrialResult(spec, live.info, status, started_at, now(), keepalive=live.keepalive,
-                               error=f"{exc}\n{server.log_tail()}".strip())
+                               error=f"{cause}\n{server.log_tail()}".strip())
         status, error = TrialStatus.OK, None
         if not server.alive():
-            status, error = TrialStatus.SERVER_FAILED, f"server exited during load\n{server.log_tail()}"
+            status = TrialStatus.SERVER_FAILED
+            error = f"{server_gone(live.session.label, server)} during the window\n{server.log_tail()}"
+        elif lost := sorted(before - process_tree(server.pids)):
+            # A worker died and its master (gunicorn, uWSGI) started another: the server is up,
+            # but the window's figures include the loss.
+            status = TrialStatus.SERVER_FAILED
+            error = (f"{len(lost)} process(es) of {live.session.label}'s server (pid {', '.join(map(str, lost))}) "
+                     f"exited during the window; the server itself is still up\n{server.log_tail()}")
         return TrialResult(
             spec, live.info, status, started_at, now(), load=load, keepalive=live.keepalive, error=error,
             db_sessions=peak.peak if peak is not None else None,

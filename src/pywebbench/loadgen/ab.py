@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
-from pywebbench.procs import ManagedProcess
+from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
 DEFAULT_REQUESTS = 10_000
@@ -69,7 +69,7 @@ class ApacheBench:
                 raise LoadGenError(f"ab did not finish within {limit:.0f}s") from exc
         console = proc.stdout_path.read_text(errors="replace")
         if code != 0 and "Complete requests" not in console:
-            raise LoadGenError(f"ab exited {code}: {proc.stderr_tail(5)}")
+            raise LoadGenError(f"ab {describe_exit(code)}: {proc.stderr_tail(5)}".rstrip(": "))
         return parse_ab(
             console,
             percentiles.read_text() if percentiles.exists() else "",

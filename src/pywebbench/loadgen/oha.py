@@ -36,7 +36,7 @@ import numpy.typing as npt
 from pywebbench.errors import UserError
 from pywebbench.tools import locate
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
-from pywebbench.procs import ManagedProcess
+from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
 FloatArray = npt.NDArray[np.float64]
@@ -131,7 +131,7 @@ class Oha:
             except subprocess.TimeoutExpired as exc:
                 raise LoadGenError("oha did not finish in time") from exc
         if code != 0 or not report.exists() or not db.exists():
-            raise LoadGenError(f"oha exited {code}: {proc.stderr_tail(5)}")
+            raise LoadGenError(f"oha {describe_exit(code)}: {proc.stderr_tail(5)}".rstrip(": "))
         return parse_oha(json.loads(report.read_text()), read_oha_db(db), tuple(argv), request.rate)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
-from pywebbench.procs import ManagedProcess
+from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
 US_PER_MS = 1000.0
@@ -64,7 +64,7 @@ class Wrk:
             except subprocess.TimeoutExpired as exc:
                 raise LoadGenError("wrk did not finish in time") from exc
         if code != 0 or not report.exists():
-            raise LoadGenError(f"wrk exited {code}: {proc.stderr_tail(5)}")
+            raise LoadGenError(f"wrk {describe_exit(code)}: {proc.stderr_tail(5)}".rstrip(": "))
         return parse_wrk_report(json.loads(report.read_text()), tuple(argv))
 
 

@@ -218,6 +218,9 @@ class Rounds:
         if self.rng.random() < 0.5:
             sides.reverse()
         specs = [replace(sp, launch=s.launch, slot=i + 1) for i, (s, sp) in enumerate(sides)]
+        runner.heal()
+        mark = runner.watchdog.mark()
+        runner.watchdog.during = f"{live.session.label} and {partner.session.label} {workload.name}"
         started_at = now()
         requests = [runner.load_request(sp, s.port, workload.path) for (s, _), sp in zip(sides, specs, strict=True)]
         self._duet_settle(requests, specs)
@@ -226,7 +229,8 @@ class Rounds:
             usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))
             loads = self._duet_loads(requests)
         for i, ((side, _), side_spec) in enumerate(zip(sides, specs, strict=True)):
-            self._record_side(side, sides[1 - i][0], side_spec, loads[i], workload, started_at, usage, peak)
+            self._record_side(side, sides[1 - i][0], side_spec, loads[i], workload, started_at, usage, peak, mark)
+        runner.heal()
 
     def _refuse_wrong_answers(self, sides: list[tuple[Live, TrialSpec]], workload: Workload) -> bool:
         """A side whose answer was wrong is not loaded, and neither is its partner: both recorded why."""
@@ -275,12 +279,14 @@ class Rounds:
         return loads
 
     def _record_side(self, side: Live, other: Live, side_spec: TrialSpec, load: LoadResult | LoadGenError | None,
-                     workload: Workload, started_at: str, usage: WindowUsage, peak: PeakSampler | None) -> None:
+                     workload: Workload, started_at: str, usage: WindowUsage, peak: PeakSampler | None,
+                     mark: int) -> None:
         runner = self.runner
         if not isinstance(load, LoadResult):
             status = TrialStatus.LOADGEN_FAILED if side.server.alive() else TrialStatus.SERVER_FAILED
-            runner.record(TrialResult(side_spec, side.info, status, started_at, now(), keepalive=side.keepalive,
-                                      error=f"{load}\n{side.server.log_tail()}".strip()))
+            runner.record(runner.mark_faults(
+                TrialResult(side_spec, side.info, status, started_at, now(), keepalive=side.keepalive,
+                            error=f"{load}\n{side.server.log_tail()}".strip()), mark))
             return
         status, error = TrialStatus.OK, None
         if not side.server.alive():
@@ -292,6 +298,7 @@ class Rounds:
             resources=runner.usages_for(side, usage, partner=other), sampler_cpu_s=usage.sampler_cpu_s,
             cpu_source=runner.accountant.source, steal_s=usage.steal_s,
         )
+        result = runner.mark_faults(result, mark)  # a backing service died meanwhile: the cause
         result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)
                          + instrument_check("#DB sampler", peak.error if peak is not None else None))
         runner.record(result)

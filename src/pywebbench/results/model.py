@@ -17,6 +17,8 @@ class TrialStatus(StrEnum):
     INVALID_RESPONSE = "invalid-response"
     SERVER_FAILED = "server-failed"
     LOADGEN_FAILED = "loadgen-failed"
+    SERVICE_FAILED = "service-failed"
+    """A backing service or the proxy died during the window (the watchdog named and restarted it)."""
     UNAVAILABLE = "unavailable"
 
 

@@ -133,6 +133,34 @@ class Service(Generic[InfoT]):
         self._info: InfoT | None = None
         self._stack = ExitStack()
         self._pids: list[int] = []
+        self._proc: ManagedProcess | None = None
+        """The service's main process (the one the watchdog polls)."""
+        self._restarts = 0
+
+    def poll(self) -> int | None:
+        """None while running or once stopped on purpose; the return code if it died."""
+        proc = self._proc
+        if self._info is None or proc is None:
+            return None
+        code = proc.poll()
+        # Stopped on purpose between the two looks: __exit__ forgets the info first.
+        return None if self._info is None or proc is not self._proc else code
+
+    def _replace(self, proc: ManagedProcess,
+                 stop: Callable[[ManagedProcess], object] | None = None) -> ManagedProcess:
+        """Stop the dead process's group (orphaned children too), start `proc` in its place,
+        stopped with the service (by `stop`, else TERM, grace, KILL)."""
+        if self._proc is not None:
+            self._proc.stop()
+        self._restarts += 1
+        if stop is None:
+            self._stack.enter_context(proc)
+        else:
+            proc.start()
+            self._stack.callback(stop, proc)
+        self._proc = proc
+        self._pids[:] = [proc.pid]
+        return proc
 
     def root_pids(self) -> tuple[int, ...]:
         """The processes this service started, for resource sampling of their trees."""

@@ -35,6 +35,7 @@ from pywebbench.services.postgres import PostgresConfig, PostgresService
 from pywebbench.services import ServiceError
 from pywebbench.services.sqlite import fill_sqlite, read_posts
 from pywebbench.services.upstream import UpstreamService
+from pywebbench.services.watchdog import Watchdog
 from pywebbench.workloads import Expected, Needs, api_body, posts_body
 
 TEMPLATES = APPS_DIR / "templates"
@@ -188,10 +189,22 @@ class Backing:
         return changed
 
     def _db_row(self, key: int) -> str | None:
-        assert self._lookup is not None
+        assert self._lookup is not None and self.postgres is not None
+        sql = "SELECT b FROM bench WHERE a = %s"
         with self._lookup_lock:
-            row = self._lookup.execute("SELECT b FROM bench WHERE a = %s", (key,)).fetchone()
+            try:
+                row = self._lookup.execute(sql, (key,)).fetchone()
+            except psycopg.OperationalError:  # PostgreSQL was restarted (the watchdog): once more
+                self._lookup.close()
+                self._lookup = self._stack.enter_context(psycopg.connect(self.postgres.info.dsn, autocommit=True))
+                row = self._lookup.execute(sql, (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def watch(self, dog: Watchdog) -> None:
+        """Put every backing service under the watchdog (whichever instance a retune started)."""
+        dog.watch("postgres", lambda: _PostgresThenPgBouncer(self) if self.postgres is not None else None)
+        dog.watch("pgbouncer", lambda: self.pgbouncer)
+        dog.watch("upstream", lambda: self.upstream)
 
     @property
     def expected(self) -> Expected:
@@ -253,6 +266,25 @@ class Backing:
         if self.go is not None:
             out.append(ServiceRecord("go", self.go.go_version, {"pgx": self.go.pgx_version, "platform": self.go.platform}))
         return out
+
+
+class _PostgresThenPgBouncer:
+    """PostgreSQL for the watchdog: after a crash PgBouncer refuses logins for
+    server_login_retry (15 s), so it restarts too, from its config, once PostgreSQL is back."""
+
+    def __init__(self, backing: Backing) -> None:
+        self.backing = backing
+
+    def poll(self) -> int | None:
+        return self.backing.postgres.poll() if self.backing.postgres is not None else None
+
+    def restart(self) -> str:
+        assert self.backing.postgres is not None
+        how = self.backing.postgres.restart()
+        if self.backing.pgbouncer is not None:
+            self.backing.pgbouncer.restart()
+            how += ", and pgbouncer with it"
+        return how
 
 
 class PeakSampler:

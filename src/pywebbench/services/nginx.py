@@ -63,6 +63,7 @@ class NginxService(Service[NginxInfo]):
         self.upstream_port = upstream_port
         self.workers = workers
         self.upstream_keepalive = upstream_keepalive
+        self._argv: list[str] = []
 
     def __enter__(self) -> NginxService:
         with ExitStack() as stack:
@@ -78,12 +79,23 @@ class NginxService(Service[NginxInfo]):
             argv = [BINARY, "-p", str(self.work_dir), "-c", str(conf), "-e", str(self.work_dir / "error.log")]
             proc = ManagedProcess(argv, env={}, log_dir=self.work_dir, name="nginx")
             stack.enter_context(proc)
+            self._proc = proc
+            self._argv = argv
             self._pids.append(proc.pid)
             wait_until(lambda: _serves(port, len(self.static_body)), proc=proc, timeout_s=READY_TIMEOUT_S,
                        what="nginx", log=self.work_dir / "error.log")
             self._info = NginxInfo(HOST, port, tool_output([BINARY, "-v"]), text, self.workers, self.upstream_port)
             self._stack = stack.pop_all()
         return self
+
+    def restart(self) -> str:
+        """The same config and port; a killed master leaves its workers behind, stopped with its group."""
+        info = self.info
+        proc = self._replace(ManagedProcess(self._argv, env={}, log_dir=self.work_dir,
+                                            name=f"nginx-restart{self._restarts + 1}"))
+        wait_until(lambda: _serves(info.port, len(self.static_body)), proc=proc, timeout_s=READY_TIMEOUT_S,
+                   what="nginx", log=self.work_dir / "error.log")
+        return f"from its config, port {info.port}"
 
     def render_config(self, port: int) -> str:
         work = self.work_dir

@@ -115,7 +115,6 @@ class PgBouncerService(Service[PgBouncerInfo]):
         self.pool_mode = pool_mode
         self.auth_type = auth_type
         self.user = unprivileged_user()
-        self._proc: ManagedProcess | None = None
         self._admin: psycopg.Connection[Any] | None = None
         self._admin_lock = threading.Lock()
 
@@ -139,6 +138,19 @@ class PgBouncerService(Service[PgBouncerInfo]):
             wait_until(self._answers, proc=proc, timeout_s=READY_TIMEOUT_S, what="PgBouncer")
             self._stack = stack.pop_all()
         return self
+
+    def restart(self) -> str:
+        """The same config file and port: apps' DSNs stay right; a new admin connection."""
+        info = self.info
+        with self._admin_lock:
+            if self._admin is not None:
+                self._admin.close()
+                self._admin = None
+        argv = [BINARY, str(self.work_dir / "pgbouncer.ini")]
+        proc = self._replace(ManagedProcess(argv, env={}, log_dir=self.work_dir,
+                                            name=f"pgbouncer-restart{self._restarts + 1}", user=self.user))
+        wait_until(self._answers, proc=proc, timeout_s=READY_TIMEOUT_S, what="PgBouncer")
+        return f"from its config, port {info.port}"
 
     def dsn(self, lane: int | None = None) -> str:
         """The DSN an app uses: `bench`, or its lane's own database entry."""

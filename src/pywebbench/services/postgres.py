@@ -106,6 +106,7 @@ class PostgresService(Service[PostgresInfo]):
             port = free_port(HOST)
             config_text = self._write_config(port)
             proc = self._start(port)
+            self._proc = proc
             stack.callback(_stop, proc)
             wait_until(lambda: _accepts(port, "postgres"), proc=proc,
                        timeout_s=self.config.ready_timeout_s, what="PostgreSQL")
@@ -123,6 +124,18 @@ class PostgresService(Service[PostgresInfo]):
                                       self.config.rows, self.config.seed, load_seconds, reused)
             self._stack = stack.pop_all()
         return self
+
+    def restart(self) -> str:
+        """After a crash: the same data directory, config and port (PgBouncer's config names it);
+        PostgreSQL replays its WAL itself."""
+        info = self.info
+        name = f"postgres-restart{self._restarts + 1}"
+        argv = [str(self.bin_dir / "postgres"), "-D", str(self.data_dir)]
+        proc = self._replace(ManagedProcess(argv, env=_env(), log_dir=self.work_dir, name=name, user=self.user),
+                             stop=_stop)
+        wait_until(lambda: _accepts(info.port, "postgres"), proc=proc, timeout_s=self.config.ready_timeout_s,
+                   what="PostgreSQL")
+        return f"on its data directory, port {info.port}"
 
     def backend_sessions(self) -> int:
         """Client sessions PostgreSQL itself counts on `bench`, ours excluded: the ground truth."""

@@ -87,7 +87,6 @@ class UpstreamService(Service[UpstreamInfo]):
         self.cpus = tuple(cpus)
         self.server = server
         self.ceilings: list[UpstreamCeiling] = []
-        self._proc: ManagedProcess | None = None
 
 
     @property
@@ -146,6 +145,15 @@ class UpstreamService(Service[UpstreamInfo]):
             wait_until(self._answers, proc=proc, timeout_s=READY_TIMEOUT_S, what="upstream")
             self._stack = stack.pop_all()
         return self
+
+    def restart(self) -> str:
+        """The same command line and port: apps' PWB_UPSTREAM_URL stays right."""
+        info = self.info
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        proc = self._replace(ManagedProcess(info.argv, env=env, log_dir=self.work_dir,
+                                            name=f"upstream-restart{self._restarts + 1}", grace_s=2.0))
+        wait_until(self._answers, proc=proc, timeout_s=READY_TIMEOUT_S, what="upstream")
+        return f"from its command line, port {info.port}"
 
     def get(self, delay_s: float | None = None, timeout_s: float = 10.0) -> tuple[int, bytes]:
         """One request on a fresh connection: (status, body)."""
