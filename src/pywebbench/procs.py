@@ -82,7 +82,7 @@ class ManagedProcess:
         return self._popen.pid
 
     def start(self) -> ManagedProcess:
-        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+        with open(self.stdout_path, "wb", opener=_private) as out, open(self.stderr_path, "wb", opener=_private) as err:
             self._popen = subprocess.Popen(
                 self.argv,
                 env=self.env,
@@ -197,3 +197,8 @@ def _kill_if_same(proc: psutil.Process) -> None:
             proc.kill()
     except psutil.Error:
         pass
+
+
+def _private(path: str, flags: int) -> int:
+    """Logs 0600: a private service's log is no other local user's business."""
+    return os.open(path, flags, 0o600)

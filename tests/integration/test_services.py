@@ -111,7 +111,10 @@ def test_db_query_answers_through_pgbouncer(postgres: PostgresService, work_root
     with psycopg.connect(postgres.info.dsn) as conn:
         assert conn.execute("SELECT count(*) FROM bench").fetchone() == (ROWS,)
     with PgBouncerService(work_root / "bouncer-db", postgres.info, max_db_sessions=5) as bouncer:
-        assert bouncer.info.dsn == f"postgresql://bench:bench@127.0.0.1:{bouncer.info.port}/bench"
+        # A fresh random password per start, the same one PostgreSQL got; never the old constant.
+        password = postgres.info.password
+        assert len(password) >= 32 and password != "bench"
+        assert bouncer.info.dsn == f"postgresql://bench:{password}@127.0.0.1:{bouncer.info.port}/bench"
         assert bouncer.info.version.startswith("PgBouncer")
         assert "max_db_connections = 5" in bouncer.info.config_text
         with psycopg.connect(bouncer.info.dsn) as conn:

@@ -56,6 +56,14 @@ def give_to(user: str | None, *paths: Path) -> None:
         os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
+def private_dir(path: Path, user: str | None) -> None:
+    """Make a service's own directory 0700, owned by the user it runs as: its configs, logs
+    and data are no one else's to read (root, who writes them, needs no permission bits)."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.chmod(0o700)
+    give_to(user, path)
+
+
 def check_reachable(path: Path, user: str | None) -> None:
     """Fail early, with advice, when `user` cannot reach `path` (e.g. a work dir under /root)."""
     if user is None:

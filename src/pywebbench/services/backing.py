@@ -17,7 +17,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -100,9 +100,10 @@ class Backing:
 
     def __enter__(self) -> Backing:
         with ExitStack() as stack:
-            # Under the system temp dir: PostgreSQL runs as its own user and must reach it.
+            # Under the system temp dir: PostgreSQL runs as its own user and must reach it, so
+            # 0711: searchable, not listable; each service's own directory inside is 0700.
             self._work = Path(tempfile.mkdtemp(prefix="pywebbench-services-"))
-            self._work.chmod(0o755)
+            self._work.chmod(0o711)
             stack.callback(shutil.rmtree, self._work, True)
             self.template_file = self._work / "template.html"
             self.template_file.write_bytes(render_template())
@@ -245,7 +246,20 @@ class Backing:
         if self.pgbouncer is not None:
             self.pgbouncer.reset_pool()
 
+    def secrets(self) -> tuple[str, ...]:
+        """This run's service passwords: what must never reach a results file or a report."""
+        found = []
+        if self.postgres is not None:
+            found.append(self.postgres.info.password)
+        if self.pgbouncer is not None:
+            found.append(self.pgbouncer.admin_password)
+        return tuple(s for s in found if s)
+
     def records(self) -> list[ServiceRecord]:
+        """What the results keep about each service, every password in it replaced by ***."""
+        return [_redacted(r, self.secrets()) for r in self._records()]
+
+    def _records(self) -> list[ServiceRecord]:
         out: list[ServiceRecord] = []
         if self.postgres is not None:
             info = self.postgres.info
@@ -285,6 +299,22 @@ class _PostgresThenPgBouncer:
             self.backing.pgbouncer.restart()
             how += ", and pgbouncer with it"
         return how
+
+
+REDACTED = "***"
+
+
+def redact(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def _redacted(record: ServiceRecord, secrets: tuple[str, ...]) -> ServiceRecord:
+    # Today no config text holds a password (pgbouncer's are in its userlist, which is not
+    # recorded); this keeps it so if a config ever names one.
+    config = {k: redact(v, secrets) if isinstance(v, str) else v for k, v in record.config.items()}
+    return replace(record, version=redact(record.version, secrets), config=config)
 
 
 class PeakSampler:

@@ -73,6 +73,8 @@ class NginxService(Service[NginxInfo]):
             port = free_port(HOST)
             text = self.render_config(port)
             conf = self.work_dir / "nginx.conf"
+            conf.unlink(missing_ok=True)
+            conf.touch(mode=0o600)  # the master reads it as us; no one else needs to
             conf.write_text(text)
             # -p/-c/-e: prefix, config and the startup error log all ours; without -e nginx
             # first opens its compiled-in /var/log/nginx/error.log.

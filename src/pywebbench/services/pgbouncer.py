@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +25,15 @@ from pywebbench.services import (
     ServiceError,
     check_reachable,
     give_to,
+    private_dir,
     tool_output,
     unprivileged_user,
     wait_until,
 )
-from pywebbench.services.postgres import DATABASE, PASSWORD, USER, PostgresInfo
+from pywebbench.services.postgres import DATABASE, USER, PostgresInfo, new_password
 
 BINARY = locate("pgbouncer") or "/usr/sbin/pgbouncer"  # where doctor looks too
-ADMIN_USER = ADMIN_PASSWORD = "pwb_admin"
+ADMIN_USER = "pwb_admin"
 POOL_MODES = ("session", "transaction", "statement")
 AUTH_TYPES = ("md5", "scram-sha-256", "trust")
 # How clients prove themselves to PgBouncer. Not SCRAM by default: its 4096 PBKDF2 rounds
@@ -53,8 +54,8 @@ class PgBouncerInfo:
 
     host: str
     port: int
-    dsn: str  # for apps: PWB_DSN
-    admin_dsn: str  # the admin console (database "pgbouncer")
+    dsn: str = field(repr=False)  # for apps: PWB_DSN; holds the password
+    admin_dsn: str = field(repr=False)  # the admin console (database "pgbouncer")
     version: str
     config_text: str  # the pgbouncer.ini we wrote
     max_db_sessions: int
@@ -115,12 +116,14 @@ class PgBouncerService(Service[PgBouncerInfo]):
         self.pool_mode = pool_mode
         self.auth_type = auth_type
         self.user = unprivileged_user()
+        # The admin console can pause and kill pools: its own password, fresh per start.
+        self._admin_password = new_password()
         self._admin: psycopg.Connection[Any] | None = None
         self._admin_lock = threading.Lock()
 
     def __enter__(self) -> PgBouncerService:
         with ExitStack() as stack:
-            self.work_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(self.work_dir, self.user)
             check_reachable(self.work_dir, self.user)
             port = free_port(HOST)
             config_text = self._write_files(port)
@@ -128,9 +131,9 @@ class PgBouncerService(Service[PgBouncerInfo]):
             proc = ManagedProcess(argv, env={}, log_dir=self.work_dir, name="pgbouncer", user=self.user)
             self._proc = stack.enter_context(proc)
             self._pids.append(proc.pid)
-            admin_dsn = f"postgresql://{ADMIN_USER}:{ADMIN_PASSWORD}@{HOST}:{port}/pgbouncer"
+            admin_dsn = f"postgresql://{ADMIN_USER}:{self._admin_password}@{HOST}:{port}/pgbouncer"
             self._info = PgBouncerInfo(
-                HOST, port, f"postgresql://{USER}:{PASSWORD}@{HOST}:{port}/{DATABASE}", admin_dsn,
+                HOST, port, f"postgresql://{USER}:{self.postgres.password}@{HOST}:{port}/{DATABASE}", admin_dsn,
                 tool_output([BINARY, "--version"]).splitlines()[0], config_text, self.max_db_sessions,
                 self.pool_mode, self.auth_type,
             )
@@ -151,6 +154,10 @@ class PgBouncerService(Service[PgBouncerInfo]):
                                             name=f"pgbouncer-restart{self._restarts + 1}", user=self.user))
         wait_until(self._answers, proc=proc, timeout_s=READY_TIMEOUT_S, what="PgBouncer")
         return f"from its config, port {info.port}"
+
+    @property
+    def admin_password(self) -> str:
+        return self._admin_password
 
     def dsn(self, lane: int | None = None) -> str:
         """The DSN an app uses: `bench`, or its lane's own database entry."""
@@ -241,13 +248,19 @@ class PgBouncerService(Service[PgBouncerInfo]):
 
     def _write_files(self, port: int) -> str:
         userlist = self.work_dir / "userlist.txt"
-        # Plain-text passwords: a private instance on 127.0.0.1 with a throwaway password,
-        # and PgBouncer needs the plain text to log in to PostgreSQL with SCRAM.
-        userlist.write_text(f'"{USER}" "{PASSWORD}"\n"{ADMIN_USER}" "{ADMIN_PASSWORD}"\n')
-        userlist.chmod(0o600)
+        # Plain-text passwords (PgBouncer needs the plain text to log in to PostgreSQL with
+        # SCRAM), fresh per start, in a file that is 0600 before they are written: only we
+        # and the server's user (given it below) can read them.
+        if not self.postgres.password:
+            raise ValueError("PostgresInfo has no password: start PostgresService first")
+        userlist.unlink(missing_ok=True)
+        userlist.touch(mode=0o600)
+        userlist.write_text(f'"{USER}" "{self.postgres.password}"\n"{ADMIN_USER}" "{self._admin_password}"\n')
         ini = self.work_dir / "pgbouncer.ini"
         text = render_config(self.postgres, port, self.max_db_sessions, self.pool_mode, self.auth_type, userlist,
                              self.lanes)
+        ini.unlink(missing_ok=True)
+        ini.touch(mode=0o600)
         ini.write_text(text)
         give_to(self.user, userlist, ini)
         return text

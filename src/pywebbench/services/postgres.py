@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 import os
 import random
+import secrets
 import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 from pywebbench.tools import locate
 from pywebbench.procs import ManagedProcess, free_port
@@ -28,18 +30,25 @@ from pywebbench.services import (
     ServiceError,
     check_reachable,
     give_to,
+    private_dir,
     run_to_end,
     tool_output,
     unprivileged_user,
     wait_until,
 )
 
-USER = PASSWORD = DATABASE = "bench"
+USER = DATABASE = "bench"
 MARKER_FORMAT = 1
 B_LENGTH = 20
 # Headroom over the pooled sessions for our own and the probes' direct connections.
 SPARE_CONNECTIONS = 20
 STOP_TIMEOUT_S = 30.0
+
+
+def new_password() -> str:
+    """A fresh password per start: the cluster listens on 127.0.0.1, where every local user
+    could otherwise log in as its superuser with a well-known constant."""
+    return secrets.token_urlsafe(24)
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,7 @@ class PostgresConfig:
     shared_buffers: str = "128MB"
     ready_timeout_s: float = 60.0
     bin_dir: Path | None = None  # None: the newest /usr/lib/postgresql/*/bin, else PATH
+    password: str = field(default_factory=new_password, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.rows < 1:
@@ -68,7 +78,7 @@ class PostgresInfo:
 
     host: str
     port: int
-    dsn: str  # direct, not through pgbouncer
+    dsn: str = field(repr=False)  # direct, not through pgbouncer; holds the password
     version: str
     config_text: str  # the postgresql.conf we wrote
     max_connections: int
@@ -76,6 +86,8 @@ class PostgresInfo:
     seed: int
     load_seconds: float  # of the load that built this data (an earlier run's when reused)
     reused: bool
+    password: str = field(repr=False, default="")
+    """Never recorded: results keep the config texts, which do not contain it."""
 
 
 class PostgresService(Service[PostgresInfo]):
@@ -94,12 +106,14 @@ class PostgresService(Service[PostgresInfo]):
 
     def __enter__(self) -> PostgresService:
         with ExitStack() as stack:
-            self.work_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(self.work_dir, self.user)
             check_reachable(self.work_dir, self.user)
             version = tool_output([str(self.bin_dir / "postgres"), "--version"])
             marker = self._wanted_marker(version)
             found = self._read_marker()
             reused = all(found.get(k) == v for k, v in marker.items()) and (self.data_dir / "PG_VERSION").exists()
+            # Reusing needs the socket (trust) to set this start's password on the kept role.
+            reused = reused and _socket_dir_fits(self.work_dir / "socket")
             if not reused:
                 self.marker_path.unlink(missing_ok=True)
                 self._initdb()
@@ -108,20 +122,25 @@ class PostgresService(Service[PostgresInfo]):
             proc = self._start(port)
             self._proc = proc
             stack.callback(_stop, proc)
-            wait_until(lambda: _accepts(port, "postgres"), proc=proc,
+            password = self.config.password
+            if reused:
+                wait_until(lambda: _socket_accepts(self.work_dir / "socket", port), proc=proc,
+                           timeout_s=self.config.ready_timeout_s, what="PostgreSQL")
+                _set_password(self.work_dir / "socket", port, password)
+            wait_until(lambda: _accepts(port, "postgres", password), proc=proc,
                        timeout_s=self.config.ready_timeout_s, what="PostgreSQL")
-            dsn = f"postgresql://{USER}:{PASSWORD}@{HOST}:{port}/{DATABASE}"
+            dsn = f"postgresql://{USER}:{password}@{HOST}:{port}/{DATABASE}"
             try:
                 if reused:
                     load_seconds = float(str(found.get("load_seconds", 0.0)))
                     _clear_writes(dsn)
                 else:
-                    load_seconds = _load(port, self.config.rows, self.config.seed)
+                    load_seconds = _load(port, self.config.rows, self.config.seed, password)
                     self.marker_path.write_text(json.dumps({**marker, "load_seconds": round(load_seconds, 3)}))
             except psycopg.Error as exc:
                 raise ServiceError(f"loading PostgreSQL failed: {exc}".splitlines()[0], proc.stderr_tail()) from exc
             self._info = PostgresInfo(HOST, port, dsn, version, config_text, self.config.max_connections,
-                                      self.config.rows, self.config.seed, load_seconds, reused)
+                                      self.config.rows, self.config.seed, load_seconds, reused, password)
             self._stack = stack.pop_all()
         return self
 
@@ -133,7 +152,7 @@ class PostgresService(Service[PostgresInfo]):
         argv = [str(self.bin_dir / "postgres"), "-D", str(self.data_dir)]
         proc = self._replace(ManagedProcess(argv, env=_env(), log_dir=self.work_dir, name=name, user=self.user),
                              stop=_stop)
-        wait_until(lambda: _accepts(info.port, "postgres"), proc=proc, timeout_s=self.config.ready_timeout_s,
+        wait_until(lambda: _accepts(info.port, "postgres", info.password), proc=proc, timeout_s=self.config.ready_timeout_s,
                    what="PostgreSQL")
         return f"on its data directory, port {info.port}"
 
@@ -164,7 +183,8 @@ class PostgresService(Service[PostgresInfo]):
             shutil.rmtree(self.data_dir)  # ours, and not loaded as asked: start over
         self.data_dir.mkdir(mode=0o700)
         pwfile = self.work_dir / "initdb.pw"
-        pwfile.write_text(PASSWORD + "\n")
+        pwfile.touch(mode=0o600)  # 0600 before the password goes in
+        pwfile.write_text(self.config.password + "\n")
         give_to(self.user, self.data_dir, pwfile)
         # The benchmark user owns this throwaway cluster (superuser): one role, one password.
         argv = [
@@ -185,6 +205,7 @@ class PostgresService(Service[PostgresInfo]):
         text = render_config(self.config, port, socket_dir)
         path = self.data_dir / "postgresql.conf"
         path.write_text(text)
+        path.chmod(0o600)  # readable by the server's user (given below), no one else
         give_to(self.user, path)
         return text
 
@@ -256,12 +277,12 @@ _TO_LETTER = bytes(_LETTERS[i % 26] for i in range(256))
 _UNEVEN = bytes(range(256 - 256 % 26, 256))
 
 
-def _load(port: int, rows: int, seed: int) -> float:
+def _load(port: int, rows: int, seed: int, password: str) -> float:
     """Create and fill the tables per CONTRACT.md; return the seconds it took."""
     started = time.perf_counter()
-    with psycopg.connect(_conninfo(port, "postgres"), autocommit=True) as conn:
+    with psycopg.connect(_conninfo(port, "postgres", password), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {DATABASE}")
-    with psycopg.connect(_conninfo(port, DATABASE)) as conn:
+    with psycopg.connect(_conninfo(port, DATABASE, password)) as conn:
         with conn.transaction():
             conn.execute("CREATE TABLE bench (a integer NOT NULL, b text NOT NULL)")
             # FREEZE (the table is new in this transaction): rows land frozen and all-visible,
@@ -288,16 +309,36 @@ def _clear_writes(dsn: str) -> None:
         conn.execute("TRUNCATE writes RESTART IDENTITY")
 
 
-def _accepts(port: int, dbname: str) -> bool:
+def _accepts(port: int, dbname: str, password: str) -> bool:
     try:
-        with psycopg.connect(_conninfo(port, dbname), connect_timeout=2):
+        with psycopg.connect(_conninfo(port, dbname, password), connect_timeout=2):
             return True
     except psycopg.OperationalError:
         return False
 
 
-def _conninfo(port: int, dbname: str) -> str:
-    return psycopg.conninfo.make_conninfo(host=HOST, port=port, user=USER, password=PASSWORD, dbname=dbname)
+def _conninfo(port: int, dbname: str, password: str) -> str:
+    return psycopg.conninfo.make_conninfo(host=HOST, port=port, user=USER, password=password, dbname=dbname)
+
+
+def _socket_dir_fits(socket_dir: Path) -> bool:
+    # The same rule render_config applies: the longest socket file name must fit sun_path.
+    return len(f"{socket_dir}/.s.PGSQL.65535") <= 107
+
+
+def _socket_accepts(socket_dir: Path, port: int) -> bool:
+    try:
+        with psycopg.connect(host=str(socket_dir), port=port, user=USER, dbname="postgres", connect_timeout=2):
+            return True
+    except psycopg.OperationalError:
+        return False
+
+
+def _set_password(socket_dir: Path, port: int, password: str) -> None:
+    """Give the kept role this start's password, over the socket (trust: only the server's
+    user can enter its 0700 directory), so no earlier password keeps working."""
+    with psycopg.connect(host=str(socket_dir), port=port, user=USER, dbname="postgres", autocommit=True) as conn:
+        conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(USER), sql.Literal(password)))
 
 
 def _stop(proc: ManagedProcess) -> None:
