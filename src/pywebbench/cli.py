@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import math
 import os
 import sys
 import time
@@ -83,7 +84,7 @@ def _rates(text: str) -> tuple[float, ...]:
         values = tuple(float(v) for v in text.split(",") if v.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a rate list: {text!r}") from None
-    if not values or any(v <= 0 for v in values):
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
         raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
     return values
 
@@ -91,6 +92,15 @@ def _rates(text: str) -> tuple[float, ...]:
 def _duration(text: str) -> float:
     try:
         return parse_duration(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _cpu_list(text: str) -> tuple[int, ...]:
+    # argparse only turns ArgumentTypeError/ValueError into its one-line error: a UserError
+    # raised here would escape parse_args as a traceback.
+    try:
+        return parse_cpu_list(text)
     except UserError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -108,8 +118,8 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--warmup", type=float, help="discarded warmup seconds per trial")
     p_run.add_argument("--workers", type=_positive_int, help="worker processes (default: seed 000's rule)")
     p_run.add_argument("--threads", type=_positive_int, help="threads per worker for threaded servers")
-    p_run.add_argument("--stack-cpus", type=parse_cpu_list, help="CPUs for the stack, e.g. 1-3")
-    p_run.add_argument("--loadgen-cpus", type=parse_cpu_list, help="CPUs for the load generator, e.g. 0")
+    p_run.add_argument("--stack-cpus", type=_cpu_list, help="CPUs for the stack, e.g. 1-3")
+    p_run.add_argument("--loadgen-cpus", type=_cpu_list, help="CPUs for the load generator, e.g. 0")
     p_run.add_argument("--generator", choices=list(GENERATOR_NAMES))
     p_run.add_argument("--requests", type=_positive_int, help="request count (ab)")
     p_run.add_argument("--repeats", type=_positive_int, help="rounds before the stopping rule may stop "
@@ -447,7 +457,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     render = renderer(args.format)
     text = render(load_results(args.run_dir))
     if args.output:
-        args.output.write_text(text)
+        try:
+            args.output.write_text(text)
+        except OSError as exc:
+            raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -152,6 +153,11 @@ class RunOptions:
         return 1 if self.method == "restart" else DEFAULT_ROUNDS
 
     def validate(self) -> RunOptions:
+        # nan passes every `<= 0` test below and inf would never end: refuse both first.
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise UserError(f"--{f.name.removesuffix('_s').replace('_', '-')} must be a finite number, got {value}")
         positive = {
             "connections": self.connections,
             "duration": self.duration_s,
@@ -257,6 +263,8 @@ def parse_duration(value: Any) -> float:
             total += float(number)
     except ValueError:
         raise UserError(f"bad duration {value!r}: use a form like 10m, 90s or 1h30m") from None
+    if not math.isfinite(total):
+        raise UserError(f"bad duration {value!r}: must be a finite number of seconds")
     if total <= 0:
         raise UserError(f"bad duration {value!r}: must be positive")
     return total
@@ -318,9 +326,11 @@ def from_sources(
     values: dict[str, Any] = {}
     if config_file is not None:
         try:
-            data = tomllib.loads(config_file.read_text())
+            data = tomllib.loads(config_file.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise UserError(f"cannot read config {config_file}: {exc.strerror}") from None
+            raise UserError(f"cannot read config {config_file}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise UserError(f"malformed config {config_file}: not UTF-8 text (byte {exc.start})") from None
         except tomllib.TOMLDecodeError as exc:
             raise UserError(f"malformed config {config_file}: {exc}") from None
         table = data.get("run", data)

@@ -137,6 +137,8 @@ def format_value(knob: Knob, value: KnobValue) -> str:
 
 
 _DURATION = re.compile(r"(?P<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?P<unit>us|µs|ms|s)?")
+MAX_MAGNITUDE = Decimal("1e12")
+MIN_MAGNITUDE = Decimal("1e-9")
 _UNIT_SCALE = {None: Decimal(1), "s": Decimal(1), "ms": Decimal("0.001"), "us": Decimal("0.000001"),
                "µs": Decimal("0.000001")}
 # start..end with an optional *factor or +step; the end is matched lazily so the suffix is split off.
@@ -168,6 +170,10 @@ def _magnitude(knob: Knob, text: str) -> Decimal:
             raise UserError(f"{knob.value}: {text!r} is not a number")
         if kind is Kind.COUNT and value != value.to_integral_value():
             raise UserError(f"{knob.value}: {text!r} is not a whole number")
+    # Bounded: 1e30 workers cannot be rounded to an int (decimal precision), and a 1..2..5
+    # range from 1e-999999 would walk three million decades before refusing its size.
+    if abs(value) > MAX_MAGNITUDE or (value != 0 and abs(value) < MIN_MAGNITUDE):
+        raise UserError(f"{knob.value}: {text!r} is out of range ({MIN_MAGNITUDE:g} to {MAX_MAGNITUDE:g})")
     return value
 
 
