@@ -3,8 +3,12 @@ labels of a row, and the cells a table is split into."""
 
 from __future__ import annotations
 
+import io
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from rich.console import Console
 
 from pywebbench.analyze import Row
 from pywebbench.results.model import ResultSet, StackInfo, TrialSpec
@@ -20,6 +24,24 @@ CSV_COLUMNS: tuple[str, ...] = (
     "method", "rounds", "launches", "tie_group", "cpu_ratio", "cpu_ratio_ci_low", "cpu_ratio_ci_high", "mde",
     "cpu_source",
 )
+
+
+# C0/C1 controls (but tab and newline) and the bidi overrides: from a results file they could
+# clear the screen, retitle the terminal or reorder what a reader sees.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def inert(text: str) -> str:
+    """Text from a results file made safe to print: every control character shown as \\xNN."""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", text)
+
+
+def plain_console(buffer: io.StringIO, width: int) -> Console:
+    """A console into `buffer` that prints stored strings as they are: no rich markup (a stored
+    "[/x]" would raise, "[link=...]" would make a link), no emoji codes, no colour."""
+    return Console(file=buffer, width=width, force_terminal=False, color_system=None, markup=False, emoji=False,
+                   highlight=False)
 
 
 def _ms(seconds: float | None) -> float | None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 
-from rich.console import Console
 from rich.table import Table
 
 from pywebbench.compare import Comparison
+from pywebbench.report.columns import inert, plain_console
 
 
 def _pct(value: float | None) -> str:
@@ -22,7 +22,7 @@ def _pair(before: float | None, after: float | None, fmt: str) -> str:
 
 def render_comparison(comparison: Comparison, width: int = 150) -> str:
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=False, color_system=None)
+    console = plain_console(buffer, width)
     table = Table(title=f"{comparison.before} -> {comparison.after}", title_justify="left")
     for name in ("Stack", "Workload", "Knobs", "Req/s", "Change", "95% CI of ratio", "P50 ms", "P99 ms",
                  "CPU ms/req", "Verdict"):
@@ -40,4 +40,4 @@ def render_comparison(comparison: Comparison, width: int = 150) -> str:
     for label, names in (("only before", comparison.only_before), ("only after", comparison.only_after)):
         if names:
             console.print(f"{label}: {', '.join(names)}")
-    return buffer.getvalue()
+    return inert(buffer.getvalue())

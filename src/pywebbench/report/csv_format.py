@@ -6,7 +6,7 @@ import csv
 import io
 
 from pywebbench.analyze import summarize
-from pywebbench.report.columns import CSV_COLUMNS, flat
+from pywebbench.report.columns import CSV_COLUMNS, flat, inert
 from pywebbench.results.model import ResultSet
 
 
@@ -17,4 +17,4 @@ def render_csv(results: ResultSet) -> str:
     for row in summarize(results).rows:
         record = flat(row)
         writer.writerow({k: "" if record[k] is None else record[k] for k in CSV_COLUMNS})
-    return out.getvalue()
+    return inert(out.getvalue())  # often printed to a terminal: no control character from the data

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pywebbench.analyze import Row, summarize
 from pywebbench.checks import advice, check_name
 from pywebbench.report.columns import (
+    inert,
     cell_title,
     cells,
     interval,
@@ -71,9 +72,9 @@ def _header(results: ResultSet) -> str:
     state = "complete" if results.complete else "incomplete (interrupted or still running)"
     tools = ", ".join(escape(version if version.lower().startswith(name.lower()) else f"{name} {version}")
                       for name, version in sorted(h.tools.items()))
-    return (f"**pywebbench run {code(h.run_id)}** - {state} - {len(results.trials)} trials - {h.created_at} - "
-            f"{escape(m.cpu_model)}, {m.cpu_count} CPUs, {m.memory_mb:,} MiB, {escape(m.os)}, kernel {m.kernel}, "
-            f"Python {m.python}" + (f" - tools: {tools}" if tools else ""))
+    return (f"**pywebbench run {code(h.run_id)}** - {state} - {len(results.trials)} trials - {escape(h.created_at)} - "
+            f"{escape(m.cpu_model)}, {m.cpu_count} CPUs, {m.memory_mb:,} MiB, {escape(m.os)}, kernel {escape(m.kernel)}, "
+            f"Python {escape(m.python)}" + (f" - tools: {tools}" if tools else ""))
 
 
 def render_markdown(results: ResultSet) -> str:
@@ -108,4 +109,4 @@ def render_markdown(results: ResultSet) -> str:
         lines += ["", "What the checks mean:", ""]
         lines += [f"- **{escape(name)}**: {escape(hint or 'no advice recorded for this check')}"
                   for name, hint in seen.items()]
-    return "\n".join(lines) + "\n"
+    return inert("\n".join(lines) + "\n")

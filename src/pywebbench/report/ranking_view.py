@@ -11,8 +11,9 @@ import io
 from collections import defaultdict
 from dataclasses import dataclass
 
-from rich.console import Console
 from rich.table import Table
+
+from pywebbench.report.columns import inert, plain_console
 
 from pywebbench.analyze import Row, knob_values, point_text, summarize, varying_knobs
 from pywebbench.ranking import FlipReport, Score, flip_report
@@ -67,7 +68,7 @@ def _sort_key(row: Row, knobs: tuple[str, ...]) -> tuple[float, ...]:
 
 def render_ranking(results: ResultSet, width: int = 160) -> str:
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=False, color_system=None)
+    console = plain_console(buffer, width)
     views = sweep_views(results)
     if not views:
         console.print("no knob varies across this run's trials: nothing to rank across")
@@ -102,4 +103,4 @@ def render_ranking(results: ResultSet, width: int = 160) -> str:
                 console.print(f"    {flip.ahead} {abs(flip.ahead_first.value):,.0f} ahead of {flip.behind} "
                               f"{abs(flip.behind_first.value):,.0f}, then {abs(flip.ahead_second.value):,.0f} "
                               f"behind {abs(flip.behind_second.value):,.0f} {view.metric}{noise}")
-    return buffer.getvalue()
+    return inert(buffer.getvalue())

@@ -6,12 +6,13 @@ import io
 import statistics
 from itertools import groupby
 
-from rich.console import Console
 from rich.table import Table
 
 from pywebbench.analyze import Row, Summary, precision_note, run_aggregation, summarize
 from pywebbench.checks import advice, check_name
 from pywebbench.report.columns import (
+    inert,
+    plain_console,
     cpus_label,
     keepalive_label,
     method_note,
@@ -31,7 +32,7 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
     header = results.header
     m = header.machine
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=False, color_system=None)
+    console = plain_console(buffer, width)
     state = "complete" if results.complete else "incomplete (interrupted or still running)"
     client_keepalive = bool(header.options.get("keepalive", True))
     console.print(f"run {header.run_id} - {state} - {len(results.trials)} trials")
@@ -43,7 +44,7 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         console.print(_cell_table(list(group), client_keepalive))
     for line in _notes(results, summary):
         console.print(line)
-    return buffer.getvalue()
+    return inert(buffer.getvalue())
 
 
 def _cell_table(rows: list[Row], client_keepalive: bool) -> Table:

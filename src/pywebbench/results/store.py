@@ -7,11 +7,13 @@ most the line being written: readers skip a torn last line.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
+import math
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import cattrs
 
@@ -133,30 +135,73 @@ def load_results(location: Path) -> ResultSet:
     records = _read_records(path)
     if not records or records[0].get("record") != "run":
         raise UserError(f"{path} does not start with a run header")
-    version = int(records[0].get("schema_version", 0))
+    version = records[0].get("schema_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise UserError(f"{path}: schema_version {version!r} is not a whole number")
     if version > SCHEMA_VERSION:
         raise UserError(
             f"{path} has results schema {version}; this pywebbench reads up to "
             f"{SCHEMA_VERSION}: upgrade pywebbench"
         )
     records = [migrate(r, version) for r in records]
-    header = _converter.structure(_strip(records[0]), RunHeader)
+    header = _structure(path, 1, records[0], RunHeader)
     trials: list[TrialResult] = []
     environments: dict[str, EnvironmentRecord] = {}
     services: list[ServiceRecord] = []
     complete = False
-    for record in records[1:]:
+    for number, record in enumerate(records[1:], start=2):
         kind = record.get("record")
         if kind == "trial":
-            trials.append(_converter.structure(_strip(record), TrialResult))
+            trials.append(_structure(path, number, record, TrialResult))
         elif kind == "environment":
-            env = _converter.structure(_strip(record), EnvironmentRecord)
+            env = _structure(path, number, record, EnvironmentRecord)
             environments[env.hash] = env
         elif kind == "service":
-            services.append(_converter.structure(_strip(record), ServiceRecord))
+            services.append(_structure(path, number, record, ServiceRecord))
         elif kind == "end":
             complete = record.get("status") == "complete"
     return ResultSet(header, tuple(trials), environments, complete, tuple(services))
+
+
+T = TypeVar("T")
+
+
+def _structure(path: Path, number: int, record: dict[str, Any], cls: type[T]) -> T:
+    """One record into its value type, or a one-line error naming the record.
+
+    The file may come from anyone (a colleague's run, a download): cattrs reports a wrong
+    type, a missing field or a bad enum value as any of several exceptions (an
+    ExceptionGroup among them), and every one of them means the same thing here.
+    """
+    try:
+        value = _converter.structure(_strip(record), cls)
+        _check_finite(value)
+        return value
+    except Exception as exc:  # noqa: BLE001 - see the docstring: all of them are "a bad record"
+        detail = _first_cause(exc)
+        raise UserError(f"{path}: record {number} is not a valid {record.get('record')} record ({detail})") from None
+
+
+def _first_cause(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {text}"[:200]
+
+
+def _check_finite(value: object) -> None:
+    """NaN and infinities never come from a measurement: a file holding one was edited."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"non-finite number {value}")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _check_finite(getattr(value, f.name))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_finite(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _check_finite(item)
 
 
 def _strip(record: dict[str, Any]) -> dict[str, Any]:
@@ -165,14 +210,26 @@ def _strip(record: dict[str, Any]) -> dict[str, Any]:
 
 def _read_records(path: Path) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+    try:
+        # Lines split on \n alone (as written): str.splitlines would also split inside a
+        # stored string at \x1c or \u2028, which JSON allows raw.
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    while lines and not lines[-1].strip():
+        lines.pop()
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
             continue
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             if number == len(lines):
                 break  # torn last line from a crash mid-write: everything before it stands
-            raise UserError(f"{path}:{number}: not a JSON record ({exc.msg})") from exc
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8" \
+                if isinstance(exc, UnicodeDecodeError) else "nested too deeply"
+            raise UserError(f"{path}:{number}: not a JSON record ({reason})") from None
+        if not isinstance(record, dict):
+            raise UserError(f"{path}:{number}: not a JSON record (a {type(record).__name__}, not an object)")
+        records.append(record)
     return records
