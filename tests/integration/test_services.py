@@ -86,9 +86,14 @@ def test_postgres_loads_rows_then_reuses_the_cluster(work_root: Path) -> None:
             first = conn.execute("SELECT b FROM bench WHERE a = 1").fetchone()
             conn.execute("INSERT INTO writes (a) VALUES (1)")
         pids = children(before)
+        first_dsn = pg.info.dsn
     assert_gone(pids)
-    with PostgresService(work_dir, config) as pg:
-        assert pg.info.reused
+    # A new start (a new config: a new password) reuses the data; the last password is void.
+    with PostgresService(work_dir, PostgresConfig(rows=5_000, seed=3)) as pg:
+        assert pg.info.reused and pg.info.dsn != first_dsn
+        with pytest.raises(psycopg.OperationalError):
+            psycopg.connect(first_dsn.replace(f":{first_dsn.rsplit(':', 1)[1].split('/')[0]}/",
+                                              f":{pg.info.port}/"), connect_timeout=5)
         with psycopg.connect(pg.info.dsn, autocommit=True) as conn:
             assert conn.execute("SELECT b FROM bench WHERE a = 1").fetchone() == first
             assert conn.execute("SELECT count(*) FROM writes").fetchone() == (0,)
