@@ -297,7 +297,7 @@ def _coerce(name: str, value: Any) -> Any:
         if isinstance(current, float) or name.endswith("_s") or name in ("precision", "rate"):
             return float(value)
         return str(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf) from a TOML float
         raise UserError(f"option {name}: cannot use {value!r}") from None
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pywebbench.catalog.registry import Catalog, build_catalog
@@ -145,6 +145,8 @@ def _toml_value(value: Any) -> str:
 
 
 @FUZZ
+@example({"stack_cpus": [math.inf]}, False).via("found by this test: int(inf) raised OverflowError")
+@example({"workers": math.nan}, True).via("int(nan) raises ValueError")
 @given(st.dictionaries(OPTION_KEYS, TOML_VALUES, max_size=4), st.booleans())
 def test_config_file_tables(tmp_path_factory: pytest.TempPathFactory, table: dict[str, Any], in_run: bool) -> None:
     text = ("[run]\n" if in_run else "") + "".join(f'"{k}" = {_toml_value(v)}\n' for k, v in table.items())
