@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # The percentiles every generator reports; the spectrum keeps more points for later analysis.
 HEADLINE_PERCENTILES: tuple[float, ...] = (50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.9)

@@ -124,6 +124,12 @@ def migrate(record: dict[str, Any], version: int) -> dict[str, Any]:
             spec.setdefault("launch", int(spec.get("round", 0)))
             record = {**record, "spec": spec}
         version = 4
+    if version == 4:
+        # 5 added the service-failed status (a backing service died mid-window) and the
+        # database a stack read (StackInfo.db, default postgresql): nothing to change.
+        if record.get("record") == "run":
+            record = {**record, "schema_version": 5}
+        version = 5
     return record
 
 
