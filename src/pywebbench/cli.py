@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.progress import Progress as Progress_
 
 from pywebbench import __version__
-from pywebbench.calibrate import (
+from pywebbench.analyze.calibrate import (
     DEFAULT_SLOWDOWN,
     calibrate_report,
     calibration_variants,
@@ -30,14 +30,14 @@ from pywebbench.calibrate import (
 )
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
-from pywebbench.analyze import latest_trials
-from pywebbench.compare import compare_results
-from pywebbench.doctor import check
-from pywebbench.envs import EnvironmentBuilder
-from pywebbench.listing import listing
+from pywebbench.analyze.rows import latest_trials
+from pywebbench.analyze.compare import compare_results
+from pywebbench.stage.doctor import check
+from pywebbench.stage.envs import EnvironmentBuilder
+from pywebbench.stage.listing import listing
 from pywebbench.errors import UserError
 from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
-from pywebbench.options import (
+from pywebbench.plan.options import (
     AGGREGATIONS,
     GENERATOR_NAMES,
     METHODS,
@@ -46,16 +46,16 @@ from pywebbench.options import (
     parse_cpu_list,
     parse_duration,
 )
-from pywebbench.plan import Plan
-from pywebbench.presets import PRESETS, Preset, get_preset, preset_options
+from pywebbench.plan.sessions import Plan
+from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.calibration import render_calibration
 from pywebbench.report.comparison import render_comparison
 from pywebbench.report.formats import FORMATS, renderer
 from pywebbench.report.tables import render_doctor, render_presets, render_stacks
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results, results_path
-from pywebbench.runner import Progress
-from pywebbench.sweep import parse_knobs
+from pywebbench.measure.runner import Progress
+from pywebbench.plan.sweep import parse_knobs
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 EXIT_CODES = """exit codes:
@@ -242,6 +242,10 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
     for name in ("stacks", "workloads"):
         if flags[name] is not None:
             flags[name] = tuple(flags[name])
+    for name, value in flags.items():
+        # argparse reads `--warmup=--` as "no value" and hands over an empty list
+        if isinstance(value, list) and name not in ("stack_cpus", "loadgen_cpus"):
+            raise UserError(f"--{name.replace('_', '-')} needs a value")
     return flags
 
 

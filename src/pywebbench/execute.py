@@ -20,28 +20,28 @@ from types import FrameType
 from typing import Any
 
 from pywebbench import __version__
-from pywebbench.analyze import Row, summarize, wide_rows
+from pywebbench.analyze.rows import Row, summarize, wide_rows
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
-from pywebbench.ceiling import GeneratorCeiling
-from pywebbench.doctor import check
-from pywebbench.envs import EnvironmentBuilder, cache_root
+from pywebbench.measure.ceiling import GeneratorCeiling
+from pywebbench.stage.doctor import check
+from pywebbench.stage.envs import EnvironmentBuilder, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.registry import make_generator
-from pywebbench.options import RunOptions, from_json
+from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import Accountant, CgroupAccountant, ProcAccountant
 from pywebbench.measure.cgroups import CgroupError, CgroupTree, detect
 from pywebbench.measure.rounds import Budget, RoundPlan, Rounds
-from pywebbench.plan import Plan, Session, Variant, make_plan, needs_of, point_label
-from pywebbench.presets import get_preset
-from pywebbench.probes.machine import machine_info, usable_cpus
-from pywebbench.reference import GoBuildError
+from pywebbench.plan.sessions import Plan, Session, Variant, make_plan, needs_of, point_label
+from pywebbench.plan.presets import get_preset
+from pywebbench.measure.machine import machine_info, usable_cpus
+from pywebbench.stage.reference import GoBuildError
 from pywebbench.results.model import MachineInfo, ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
-from pywebbench.runner import Progress, Runner
+from pywebbench.measure.runner import Progress, Runner
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, BackingConfig
 from pywebbench.services.watchdog import ServiceLost, Watchdog
-from pywebbench.sweep import grid, parse_knobs
+from pywebbench.plan.sweep import grid, parse_knobs
 
 Point = tuple[tuple[str, Any], ...]
 SESSION_OVERHEAD_S = 4.0

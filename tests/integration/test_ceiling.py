@@ -7,10 +7,10 @@ from dataclasses import dataclass, field, replace
 import psutil
 import pytest
 
-from pywebbench.analyze import recorded_ceilings
-from pywebbench.ceiling import NO_CEILING, WINDOW_S, CeilingReading, GeneratorCeiling
+from pywebbench.analyze.rows import recorded_ceilings
+from pywebbench.measure.ceiling import NO_CEILING, WINDOW_S, CeilingReading, GeneratorCeiling
 from pywebbench.loadgen.registry import make_generator
-from pywebbench.probes.machine import usable_cpus
+from pywebbench.measure.machine import usable_cpus
 from pywebbench.results.model import ResultSet, ServiceRecord, TrialSpec
 from support.builders import header
 

@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from pywebbench.procs import ManagedProcess, free_port
-from pywebbench.reference.gobuild import (
+from pywebbench.stage.reference.gobuild import (
     SOURCE_DIR,
     GoBinaries,
     GoBuildError,

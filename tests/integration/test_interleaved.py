@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pywebbench.analyze import summarize
+from pywebbench.analyze.rows import summarize
 from pywebbench.results.store import load_results, results_path
 
 from .conftest import ROOT, pywebbench

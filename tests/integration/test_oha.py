@@ -12,7 +12,7 @@ import pytest
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.oha import Oha
 from pywebbench.procs import ManagedProcess, free_port
-from pywebbench.verify import wait_ready
+from pywebbench.measure.verify import wait_ready
 
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"

@@ -16,13 +16,13 @@ import psycopg
 import pytest
 
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.envs import cache_root
+from pywebbench.stage.envs import cache_root
 from pywebbench.results.store import load_results
 from pywebbench.services import HOST, unprivileged_user
 from pywebbench.services.backing import Backing, BackingConfig
 from pywebbench.services.nginx import NginxService
 from pywebbench.services.postgres import USER
-from pywebbench.workloads import Needs
+from pywebbench.catalog.workloads import Needs
 
 from .conftest import pywebbench
 

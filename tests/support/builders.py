@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pywebbench.loadgen.fake import synthetic_result
+from support.fake_loadgen import synthetic_result
 from pywebbench.results.model import (
     LoadResult,
     MachineInfo,

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from pywebbench.catalog.model import ConcurrencyType, Framework, Interface, LaunchSpec, ServerVariant, Stack
-from pywebbench.envs import BuiltEnv, EnvSpec
+from pywebbench.stage.envs import BuiltEnv, EnvSpec
 from pywebbench.results.model import EnvironmentRecord
 
 HELLO_SERVER = Path(__file__).with_name("hello_server.py")

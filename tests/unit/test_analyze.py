@@ -1,4 +1,4 @@
-from pywebbench.analyze import summarize
+from pywebbench.analyze.rows import summarize
 from pywebbench.results.model import ResultSet
 from support.builders import header, trial
 

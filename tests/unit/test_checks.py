@@ -7,16 +7,16 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from pywebbench.analyze import spread_check
-from pywebbench.checks import Check, advice, check_name, trial_checks
+from pywebbench.analyze.rows import spread_check
+from pywebbench.measure.checks import Check, advice, check_name, trial_checks
 from pywebbench.loadgen.base import LoadRequest
-from pywebbench.loadgen.fake import FakeLoadGenerator, synthetic_result
-from pywebbench.options import CpuSplit
-from pywebbench.plan import Plan, Session
+from support.fake_loadgen import FakeLoadGenerator, synthetic_result
+from pywebbench.plan.options import CpuSplit
+from pywebbench.plan.sessions import Plan, Session
 from pywebbench.results.model import LoadResult, ResourceUsage, SocketErrors, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter, results_path
-from pywebbench.runner import Runner
-from pywebbench.workloads import HELLO
+from pywebbench.measure.runner import Runner
+from pywebbench.catalog.workloads import HELLO
 from support.builders import header, stack, trial
 from support.fakes import CurrentPythonBuilder, stdlib_stack
 

@@ -8,11 +8,11 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
-from pywebbench.calibrate import calibrate_report
-from pywebbench.compare import compare_results
+from pywebbench.analyze.calibrate import calibrate_report
+from pywebbench.analyze.compare import compare_results
 from pywebbench.report.calibration import render_calibration
 from pywebbench.report.comparison import render_comparison
-from pywebbench.loadgen.fake import synthetic_result
+from support.fake_loadgen import synthetic_result
 from pywebbench.report.ranking_view import render_ranking, sweep_views
 from pywebbench.results.model import ResourceUsage, ResultSet, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import load_results

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from pywebbench.catalog.registry import Catalog, build_catalog
 from pywebbench.cli import _glob, _options, _rates, build_parser
 from pywebbench.errors import UserError
-from pywebbench.options import RunOptions, from_sources, parse_cpu_list, parse_duration
-from pywebbench.sweep import parse_knobs
+from pywebbench.plan.options import RunOptions, from_sources, parse_cpu_list, parse_duration
+from pywebbench.plan.sweep import parse_knobs
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -9,13 +9,13 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from pywebbench.ceiling import NO_CEILING, GeneratorCeiling
-from pywebbench.checks import Check, instrument_check
-from pywebbench.loadgen.fake import FakeLoadGenerator
+from pywebbench.measure.ceiling import NO_CEILING, GeneratorCeiling
+from pywebbench.measure.checks import Check, instrument_check
+from support.fake_loadgen import FakeLoadGenerator
 from pywebbench.procs import free_port
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.backing import PeakSampler
-from pywebbench.verify import keeps_alive
+from pywebbench.measure.verify import keeps_alive
 
 
 def _handler(protocol: str) -> type[BaseHTTPRequestHandler]:

@@ -12,7 +12,7 @@ import pytest
 
 from pywebbench.errors import UserError
 from pywebbench.loadgen import oha as oha_module
-from pywebbench import tools
+from pywebbench.stage import tools
 from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.loadgen.oha import SPECTRUM, Oha, RequestLog, oha_binary, parse_oha, read_oha_db, socket_errors
 from pywebbench.loadgen.registry import make_generator

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from pywebbench.errors import UserError
-from pywebbench.options import CpuSplit, RunOptions, default_split, from_sources, parse_cpu_list
+from pywebbench.plan.options import CpuSplit, RunOptions, default_split, from_sources, parse_cpu_list
 
 
 def test_cpu_list_syntax() -> None:

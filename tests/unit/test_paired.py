@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pywebbench.paired import (
+from pywebbench.analyze.paired import (
     Interval,
     Observation,
     Statistic,

@@ -4,8 +4,8 @@ import pytest
 
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.errors import UserError
-from pywebbench.options import RunOptions
-from pywebbench.plan import make_plan, select_stacks
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sessions import make_plan, select_stacks
 
 CATALOG = build_catalog()
 

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.analyze import precision_note, row_half_width, summarize
+from pywebbench.analyze.rows import precision_note, row_half_width, summarize
 from pywebbench.execute import _too_wide, wide_labels
 from pywebbench.loadgen.base import LoadRequest
-from pywebbench.loadgen.fake import FakeLoadGenerator, synthetic_result
+from support.fake_loadgen import FakeLoadGenerator, synthetic_result
 from pywebbench.measure.rounds import Budget, RoundPlan, Rounds, SetOutcome
-from pywebbench.plan import Session
+from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec
 from pywebbench.results.store import ResultsWriter, load_results, results_path
-from pywebbench.runner import Runner
-from pywebbench.workloads import HELLO
+from pywebbench.measure.runner import Runner
+from pywebbench.catalog.workloads import HELLO
 from support.builders import header, trial
 from support.fakes import CurrentPythonBuilder, stdlib_stack
 

@@ -8,8 +8,8 @@ import pytest
 
 from pywebbench.catalog.registry import Catalog, build_catalog
 from pywebbench.errors import UserError
-from pywebbench.options import from_sources
-from pywebbench.presets import (
+from pywebbench.plan.options import from_sources
+from pywebbench.plan.presets import (
     METRICS,
     PRESETS,
     Figure,
@@ -21,7 +21,7 @@ from pywebbench.presets import (
     preset_options,
     trial_count,
 )
-from pywebbench.sweep import Knob
+from pywebbench.plan.sweep import Knob
 
 def _seeds() -> Path:
     """The seed texts beside the repository (../shared/seeds), or where PYWEBBENCH_SEEDS says.

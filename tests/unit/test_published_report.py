@@ -10,8 +10,8 @@ import pytest
 
 from pywebbench.cli import main
 from pywebbench.errors import UserError
-from pywebbench.loadgen.fake import synthetic_result
-from pywebbench.presets import get_preset
+from support.fake_loadgen import synthetic_result
+from pywebbench.plan.presets import get_preset
 from pywebbench.report.formats import renderer
 from pywebbench.report.published import render_published
 from pywebbench.results.model import ResultSet, TrialResult, TrialSpec, TrialStatus

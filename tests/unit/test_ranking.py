@@ -4,8 +4,8 @@ import random
 import pytest
 
 from pywebbench.errors import UserError
-from pywebbench.ranking import Score, compare, flip_report, rank
-from pywebbench.sweep import grid, parse_knobs
+from pywebbench.analyze.ranking import Score, compare, flip_report, rank
+from pywebbench.plan.sweep import grid, parse_knobs
 
 FOUR = {"a": 400.0, "b": 300.0, "c": 200.0, "d": 100.0}
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pywebbench.analyze import rechecked, recorded_ceilings, summarize
-from pywebbench.checks import RECOMPUTED, Check, check_name, trial_checks
-from pywebbench.loadgen.fake import synthetic_result
+from pywebbench.analyze.rows import rechecked, recorded_ceilings, summarize
+from pywebbench.measure.checks import RECOMPUTED, Check, check_name, trial_checks
+from support.fake_loadgen import synthetic_result
 from pywebbench.results.model import ResourceUsage, ResultSet, ServiceRecord, SocketErrors, TrialResult
 from pywebbench.results.store import ResultsWriter, load_results, results_path
 from support.builders import header, trial
@@ -33,7 +33,7 @@ def _busy(percent: float) -> tuple[ResourceUsage, ...]:
 
 def _ceiling_record(connections: int = 100, rps: float = 11_000.0, errors: int = 0,
                     loadgen_cpus: tuple[int, ...] = (0,), stack_cpus: tuple[int, ...] = (1,)) -> ServiceRecord:
-    """A record with the keys GeneratorCeiling writes (pywebbench.ceiling)."""
+    """A record with the keys GeneratorCeiling writes (pywebbench.measure.ceiling)."""
     return ServiceRecord("generator-ceiling", "nginx/1.22.1", {
         "generator": "fake", "connections": connections, "rps": rps, "errors": errors, "nginx_workers": 1,
         "stack_cpus": list(stack_cpus), "loadgen_cpus": list(loadgen_cpus), "window_s": 2.0,

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from pywebbench.errors import UserError
-from pywebbench.loadgen.fake import synthetic_result
+from support.fake_loadgen import synthetic_result
 from pywebbench.report.formats import renderer
 from pywebbench.results.model import SCHEMA_VERSION, SocketErrors
 from pywebbench.results.store import ResultsWriter, load_results, results_path

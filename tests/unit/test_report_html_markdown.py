@@ -179,7 +179,7 @@ def test_html_has_a_table_per_cell_with_every_stack(html: str) -> None:
 def test_html_shows_each_check_with_its_advice(html: str) -> None:
     hello = _table(Page(html), "hello - 100 connections - wrk")
     saturated = next(c for c in hello.checks if SATURATED_CHECK in c)
-    assert "--loadgen-cpus" in saturated  # pywebbench.checks.advice for generator-saturated
+    assert "--loadgen-cpus" in saturated  # pywebbench.measure.checks.advice for generator-saturated
     db = _table(Page(html), "db - 100 connections")
     assert any(c.startswith("(!) errors: 41 of") and "--connections" in c for c in db.checks)
 

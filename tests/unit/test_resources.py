@@ -20,7 +20,7 @@ import pytest
 
 from pywebbench.errors import UserError
 from pywebbench.procs import ManagedProcess
-from pywebbench.resources import OTHER, ProcessTable, ResourceSampler, generator_roots, read_stat
+from pywebbench.measure.procsampler import OTHER, ProcessTable, ResourceSampler, generator_roots, read_stat
 from pywebbench.results.model import ResourceUsage
 
 # Clock-tick rounding of /proc counters against the child's own precise clock.

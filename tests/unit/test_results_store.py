@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from pywebbench.errors import UserError
-from pywebbench.loadgen.fake import synthetic_result
+from support.fake_loadgen import synthetic_result
 from pywebbench.results.model import EnvironmentRecord, TrialStatus
 from pywebbench.results.store import ResultsWriter, load_results, results_path
 from support.builders import header, trial

@@ -10,13 +10,13 @@ from pathlib import Path
 import psutil
 
 from pywebbench.loadgen.base import LoadRequest
-from pywebbench.loadgen.fake import FakeLoadGenerator
+from support.fake_loadgen import FakeLoadGenerator
 from pywebbench.measure.rounds import Budget, RoundPlan, Rounds
-from pywebbench.plan import Session
+from pywebbench.plan.sessions import Session
 from pywebbench.results.model import TrialResult, TrialSpec
 from pywebbench.results.store import ResultsWriter, load_results, results_path
-from pywebbench.runner import Runner
-from pywebbench.workloads import HELLO
+from pywebbench.measure.runner import Runner
+from pywebbench.catalog.workloads import HELLO
 from support.builders import header
 from support.fakes import CurrentPythonBuilder, stdlib_stack
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import psutil
 
 from pywebbench.loadgen.base import LoadRequest
-from pywebbench.loadgen.fake import FakeLoadGenerator
-from pywebbench.plan import Plan, Session
-from pywebbench.options import CpuSplit
+from support.fake_loadgen import FakeLoadGenerator
+from pywebbench.plan.sessions import Plan, Session
+from pywebbench.plan.options import CpuSplit
 from pywebbench.results.model import TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter, load_results, results_path
-from pywebbench.runner import Runner
-from pywebbench.workloads import HELLO
+from pywebbench.measure.runner import Runner
+from pywebbench.catalog.workloads import HELLO
 from support.builders import header
 from support.fakes import CurrentPythonBuilder, stdlib_stack
 

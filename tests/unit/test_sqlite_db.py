@@ -12,11 +12,11 @@ import pytest
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.errors import UserError
-from pywebbench.options import RunOptions
-from pywebbench.presets import check_preset, get_preset
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.presets import check_preset, get_preset
 from pywebbench.services.postgres import bench_rows
 from pywebbench.services.sqlite import POSTS_ROWS, fill_sqlite, read_posts, sqlite_rows
-from pywebbench.workloads import posts_body
+from pywebbench.catalog.workloads import posts_body
 
 
 def _postgres_rows(rows: int, seed: int) -> list[tuple[int, str]]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pywebbench.errors import UserError
-from pywebbench.stats import (
+from pywebbench.analyze.stats import (
     Aggregation,
     aggregate,
     bootstrap_ci,

@@ -3,8 +3,8 @@ from dataclasses import fields, replace
 import pytest
 
 from pywebbench.errors import UserError
-from pywebbench.options import RunOptions
-from pywebbench.sweep import (
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sweep import (
     MAX_VALUES_PER_AXIS,
     GridPoint,
     Knob,

@@ -9,9 +9,9 @@ import pytest
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.errors import UserError
 from pywebbench.execute import _missing_only, points_of
-from pywebbench.options import RunOptions
-from pywebbench.plan import cpus_for, make_plan
-from pywebbench.options import CpuSplit
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sessions import cpus_for, make_plan
+from pywebbench.plan.options import CpuSplit
 
 CATALOG = build_catalog()
 STACKS = ("flask:gunicorn-sync", "starlette:uvicorn")

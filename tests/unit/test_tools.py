@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench import tools
+from pywebbench.stage import tools
 
 
 def _executable(path: Path) -> Path:

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pywebbench.errors import UserError
-from pywebbench.tools import locate
+from pywebbench.stage.tools import locate
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors

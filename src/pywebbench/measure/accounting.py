@@ -7,7 +7,7 @@ counted too. A window is then two reads of a small file per role: no thread, no 
 growth of this process's reaped-children time (RUSAGE_CHILDREN), exact as well.
 
 Where no cgroup can be made (not root, no cgroup filesystem) the /proc sampler of
-`pywebbench.resources` does the same job with a thread, and the trial records which was used.
+`pywebbench.measure.procsampler` does the same job with a thread, and the trial records which was used.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Protocol
 import psutil
 
 from pywebbench.measure.cgroups import CgroupTree, RoleCgroup
-from pywebbench.resources import OTHER, ProcessTable, ResourceSampler, busy_seconds, steal_seconds
+from pywebbench.measure.procsampler import OTHER, ProcessTable, ResourceSampler, busy_seconds, steal_seconds
 from pywebbench.results.model import ResourceUsage
 
 MIB = 1024 * 1024

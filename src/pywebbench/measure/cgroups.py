@@ -2,7 +2,7 @@
 
 Each role (an app server, PostgreSQL, the load generator) gets a cgroup of its own, and the
 kernel counts every nanosecond its processes run, short-lived workers and helpers included,
-which the /proc sampler (pywebbench.resources) only sees when something reaps them; memory
+which the /proc sampler (pywebbench.measure.procsampler) only sees when something reaps them; memory
 is charged to the role too, and the kernel keeps its peak instead of a sampler guessing it.
 
 Three layouts exist: cgroup v1 (one hierarchy per controller, `cpu` and `cpuacct` sometimes

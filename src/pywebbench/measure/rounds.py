@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.measure.accounting import WindowUsage
-from pywebbench.plan import Session
+from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
-from pywebbench.runner import LaunchFailed, Live, Runner, now
+from pywebbench.measure.runner import LaunchFailed, Live, Runner, now
 from pywebbench.services.backing import PeakSampler
-from pywebbench.checks import instrument_check, trial_checks
-from pywebbench.workloads import Workload
+from pywebbench.measure.checks import instrument_check, trial_checks
+from pywebbench.catalog.workloads import Workload
 
 EQUAL_SHARES = 1024
 

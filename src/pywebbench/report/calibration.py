@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pywebbench.calibrate import Calibration
+from pywebbench.analyze.calibrate import Calibration
 
 
 def render_calibration(c: Calibration) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pywebbench.analyze import Row
+from pywebbench.analyze.rows import Row
 from pywebbench.results.model import ResultSet, StackInfo, TrialSpec
 
 CSV_COLUMNS: tuple[str, ...] = (

@@ -6,7 +6,7 @@ import io
 
 from rich.table import Table
 
-from pywebbench.compare import Comparison
+from pywebbench.analyze.compare import Comparison
 from pywebbench.report.columns import inert, plain_console
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from pywebbench.analyze import summarize
+from pywebbench.analyze.rows import summarize
 from pywebbench.report.columns import CSV_COLUMNS, flat, inert
 from pywebbench.results.model import ResultSet
 

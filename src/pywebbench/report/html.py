@@ -20,8 +20,8 @@ from plotly.colors import qualitative  # type: ignore[import-untyped]
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
 from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
-from pywebbench.analyze import Row, summarize
-from pywebbench.checks import advice
+from pywebbench.analyze.rows import Row, summarize
+from pywebbench.measure.checks import advice
 from pywebbench.report.columns import (
     cell_title,
     cells,

@@ -6,7 +6,7 @@ import json
 
 import cattrs
 
-from pywebbench.analyze import summarize
+from pywebbench.analyze.rows import summarize
 from pywebbench.report.columns import flat
 from pywebbench.results.model import ResultSet
 

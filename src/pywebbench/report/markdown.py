@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pywebbench.analyze import Row, summarize
-from pywebbench.checks import advice, check_name
+from pywebbench.analyze.rows import Row, summarize
+from pywebbench.measure.checks import advice, check_name
 from pywebbench.report.columns import (
     inert,
     cell_title,

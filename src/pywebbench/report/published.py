@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 
-from pywebbench.analyze import Row, summarize
+from pywebbench.analyze.rows import Row, summarize
 from pywebbench.errors import UserError
-from pywebbench.presets import Figure, Preset, get_preset
+from pywebbench.plan.presets import Figure, Preset, get_preset
 from pywebbench.report.markdown import escape
 from pywebbench.results.model import ResultSet
 

@@ -15,8 +15,8 @@ from rich.table import Table
 
 from pywebbench.report.columns import inert, plain_console
 
-from pywebbench.analyze import Row, knob_values, point_text, summarize, varying_knobs
-from pywebbench.ranking import FlipReport, Score, flip_report
+from pywebbench.analyze.rows import Row, knob_values, point_text, summarize, varying_knobs
+from pywebbench.analyze.ranking import FlipReport, Score, flip_report
 from pywebbench.results.model import ResultSet
 
 

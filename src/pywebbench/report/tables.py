@@ -8,9 +8,9 @@ from collections.abc import Iterable, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from pywebbench.listing import StackListing
-from pywebbench.doctor import Requirement
-from pywebbench.presets import Preset
+from pywebbench.stage.listing import StackListing
+from pywebbench.stage.doctor import Requirement
+from pywebbench.plan.presets import Preset
 
 WIDTH = 160
 

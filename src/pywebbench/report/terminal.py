@@ -8,8 +8,8 @@ from itertools import groupby
 
 from rich.table import Table
 
-from pywebbench.analyze import Row, Summary, precision_note, run_aggregation, summarize
-from pywebbench.checks import advice, check_name
+from pywebbench.analyze.rows import Row, Summary, precision_note, run_aggregation, summarize
+from pywebbench.measure.checks import advice, check_name
 from pywebbench.report.columns import (
     inert,
     plain_console,

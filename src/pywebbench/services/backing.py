@@ -27,7 +27,7 @@ import psycopg
 
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.servers import APPS_DIR
-from pywebbench.reference import GoBinaries, build_go_binaries
+from pywebbench.stage.reference import GoBinaries, build_go_binaries
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.nginx import DEFAULT_STATIC_BODY
 from pywebbench.services.pgbouncer import PgBouncerService
@@ -36,7 +36,7 @@ from pywebbench.services import ServiceError
 from pywebbench.services.sqlite import fill_sqlite, read_posts
 from pywebbench.services.upstream import UpstreamService
 from pywebbench.services.watchdog import Watchdog
-from pywebbench.workloads import Expected, Needs, api_body, posts_body
+from pywebbench.catalog.workloads import Expected, Needs, api_body, posts_body
 
 TEMPLATES = APPS_DIR / "templates"
 

@@ -10,7 +10,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.tools import locate
+from pywebbench.stage.tools import locate
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.services import Service, HOST, tool_output, wait_until
 

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from pywebbench.tools import locate
+from pywebbench.stage.tools import locate
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.services import (
     Service,

@@ -22,7 +22,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from pywebbench.tools import locate
+from pywebbench.stage.tools import locate
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.services import (
     Service,

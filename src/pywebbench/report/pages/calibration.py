@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.analyze import observations, rps_of
-from pywebbench.calibrate import Calibration, calibrate_report
-from pywebbench.paired import level_variances, paired_ratios
+from pywebbench.analyze.rows import observations, rps_of
+from pywebbench.analyze.calibrate import Calibration, calibrate_report
+from pywebbench.analyze.paired import level_variances, paired_ratios
 from pywebbench.results.store import load_results
 
 

@@ -9,8 +9,8 @@ from typing import Any
 from dataclasses import dataclass, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
-from pywebbench.checks import DEFAULT, RECOMPUTED, Check, Thresholds, check_name, trial_checks
-from pywebbench.paired import (
+from pywebbench.measure.checks import DEFAULT, RECOMPUTED, Check, Thresholds, check_name, trial_checks
+from pywebbench.analyze.paired import (
     Interval,
     Observation,
     min_detectable,
@@ -20,7 +20,7 @@ from pywebbench.paired import (
     statistic_value,
 )
 from pywebbench.results.model import ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
-from pywebbench.stats import Aggregation, aggregate, bootstrap_ci, half_width, ratio_ci
+from pywebbench.analyze.stats import Aggregation, aggregate, bootstrap_ci, half_width, ratio_ci
 
 CELL_KNOBS: tuple[str, ...] = ("workload", "connections", "workers", "threads", "topology", "max_db_sessions",
                                "db_delay_s", "db_pool", "upstream_delay_s", "cpu_size", "stack_cpus", "rate")
@@ -46,7 +46,7 @@ class Row:
     note: str | None
     db_sessions: int | None = None
     checks: tuple[str, ...] = ()
-    """Failed validity checks, 'name: what was seen' (see pywebbench.checks for the advice)."""
+    """Failed validity checks, 'name: what was seen' (see pywebbench.measure.checks for the advice)."""
     # Spread across repeats (only trials with a load result count).
     rps_values: tuple[float, ...] = ()
     rps_min: float | None = None

@@ -15,11 +15,11 @@ import json
 import time
 from dataclasses import asdict, dataclass
 
-from pywebbench.analyze import Row, summarize
+from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
-from pywebbench.paired import min_detectable
-from pywebbench.plan import Variant
+from pywebbench.analyze.paired import min_detectable
+from pywebbench.plan.sessions import Variant
 from pywebbench.results.model import ResultSet
 
 DEFAULT_SLOWDOWN = 0.05

@@ -11,9 +11,9 @@ from typing import Any
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
-from pywebbench.options import CpuSplit, RunOptions
+from pywebbench.plan.options import CpuSplit, RunOptions
 from pywebbench.results.model import TrialSpec
-from pywebbench.workloads import Needs, Workload, get_workload
+from pywebbench.catalog.workloads import Needs, Workload, get_workload
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pywebbench.workloads import Expected, Workload
+from pywebbench.catalog.workloads import Expected, Workload
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,6 @@
 `build_go_binaries(cache_dir)` builds both from `reference/go/` and caches them; see gobuild.
 """
 
-from pywebbench.reference.gobuild import GoBinaries, GoBuildError, build_go_binaries
+from pywebbench.stage.reference.gobuild import GoBinaries, GoBuildError, build_go_binaries
 
 __all__ = ["GoBinaries", "GoBuildError", "build_go_binaries"]

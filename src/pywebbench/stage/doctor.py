@@ -6,8 +6,8 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.envs import uv_binary
-from pywebbench.tools import locate
+from pywebbench.stage.envs import uv_binary
+from pywebbench.stage.tools import locate
 
 
 @dataclass(frozen=True)

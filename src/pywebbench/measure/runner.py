@@ -25,24 +25,24 @@ from pathlib import Path
 import psutil
 
 from pywebbench.catalog.model import ConcurrencyType, LaunchSpec, Stack
-from pywebbench.ceiling import NO_CEILING, CeilingReading
-from pywebbench.checks import instrument_check, trial_checks
+from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
+from pywebbench.measure.checks import instrument_check, trial_checks
 from pywebbench.catalog.servers import APPS_DIR
-from pywebbench.envs import EnvBuildError, EnvProvider, EnvSpec
+from pywebbench.stage.envs import EnvBuildError, EnvProvider, EnvSpec
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
-from pywebbench.plan import Plan, Session
+from pywebbench.plan.sessions import Plan, Session
 from pywebbench.procs import ManagedProcess, describe_exit, free_port
 from pywebbench.measure.accounting import Accountant, ProcAccountant, WindowUsage
 from pywebbench.measure.overlap import allowed_in_flight, overlap_verdict
 from pywebbench.measure.settle import wrk_settle
-from pywebbench.resources import OTHER
+from pywebbench.measure.procsampler import OTHER
 from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing, PeakSampler
 from pywebbench.services.nginx import NginxService
 from pywebbench.services.watchdog import Watchdog
-from pywebbench.verify import NotReady, fetch, keeps_alive, verify_endpoint, wait_ready
-from pywebbench.workloads import Expected, Needs, Workload
+from pywebbench.measure.verify import NotReady, fetch, keeps_alive, verify_endpoint, wait_ready
+from pywebbench.catalog.workloads import Expected, Needs, Workload
 
 HOST = "127.0.0.1"
 OVERLAP_REQUESTS = 10

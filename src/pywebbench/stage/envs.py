@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pywebbench.patched import PatchedBuildError, ensure_patched
+from pywebbench.stage.patched import PatchedBuildError, ensure_patched
 from pywebbench.results.model import EnvironmentRecord
 
 MARKER = "pywebbench-env.json"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from pywebbench.analyze import Row, summarize
+from pywebbench.analyze.rows import Row, summarize
 from pywebbench.results.model import ResultSet
-from pywebbench.stats import ratio_ci
+from pywebbench.analyze.stats import ratio_ci
 
 
 @dataclass(frozen=True)

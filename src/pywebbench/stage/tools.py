@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from pywebbench.envs import cache_root
+from pywebbench.stage.envs import cache_root
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services import ServiceError
 from pywebbench.services.nginx import BINARY, NginxService
-from pywebbench.workloads import get_workload
+from pywebbench.catalog.workloads import get_workload
 
 HOST = "127.0.0.1"
 WARMUP_S = 1.0

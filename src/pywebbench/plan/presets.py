@@ -21,10 +21,10 @@ from typing import NamedTuple
 from pywebbench.catalog.model import DRIVER_REQUIREMENTS
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
-from pywebbench.options import RunOptions, from_sources
-from pywebbench.plan import serves
-from pywebbench.sweep import KnobAxis, format_value, knob_named, parse_values
-from pywebbench.workloads import get_workload
+from pywebbench.plan.options import RunOptions, from_sources
+from pywebbench.plan.sessions import serves
+from pywebbench.plan.sweep import KnobAxis, format_value, knob_named, parse_values
+from pywebbench.catalog.workloads import get_workload
 
 OptionValue = str | int | float | bool | tuple[str, ...]
 KnobValue = int | float
@@ -100,7 +100,7 @@ class Preset:
     published_from: str
     """The seed table / column / sentence the figures are copied from (or why there are none)."""
     grid: Grid = ()
-    """(knob, values) axes swept as a cartesian product; knob names as in pywebbench.sweep.
+    """(knob, values) axes swept as a cartesian product; knob names as in pywebbench.plan.sweep.
 
     A knob that a stack ignores does not multiply its trials: `threads` sweeps only stacks
     whose server is threaded; the others run once per point of the remaining axes.

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from pywebbench.catalog.model import Stack
-from pywebbench.envs import EnvironmentBuilder, EnvSpec
+from pywebbench.stage.envs import EnvironmentBuilder, EnvSpec
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""analyze: see the package layout in README.md."""

@@ -1,0 +1,1 @@
+"""plan: see the package layout in README.md."""

@@ -1,1 +1,0 @@
-"""What the harness observes about the machine and the processes it runs."""

@@ -1,0 +1,1 @@
+"""stage: see the package layout in README.md."""
