@@ -263,7 +263,7 @@ def _psycopg2_setup(driver: str) -> Callable[[int], None]:
         from psycogreen.gevent import patch_psycopg
 
         patch_psycopg()
-        return gevent.socket.wait_read  # type: ignore[no-any-return]
+        return gevent.socket.wait_read
     if driver == "psycopg2-eventlet":
         from eventlet.hubs import trampoline
         from psycogreen.eventlet import patch_psycopg

@@ -15,7 +15,6 @@ import logging
 import os
 import signal
 import socket
-import sys
 from typing import Any, Callable
 
 
@@ -128,4 +127,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
