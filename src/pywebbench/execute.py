@@ -11,8 +11,8 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +26,7 @@ from pywebbench.measure.ceiling import GeneratorCeiling
 from pywebbench.stage.doctor import check
 from pywebbench.stage.envs import EnvironmentBuilder, cache_root
 from pywebbench.errors import UserError
+from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.registry import make_generator
 from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import Accountant, CgroupAccountant, ProcAccountant
@@ -203,6 +204,136 @@ def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tu
     return most
 
 
+@dataclass(frozen=True)
+class _Start:
+    """Where a job begins: its plan, and for a resumed paired run the rounds still owed."""
+
+    plan: Plan
+    extra: tuple[Variant, ...]
+    first_rounds: int
+    start_round: int = 1
+    min_rounds: int | None = None
+
+
+def _start(job: Job, catalog: Catalog, cpus: tuple[int, ...], run_dir: Path, resume: ResultSet | None,
+           on_note: Callable[[str], None]) -> _Start:
+    options = job.options
+    paired = options.method != "restart"
+    first_rounds = max(options.rounds, 3) if options.precision and not paired else options.rounds
+    extra = preset_variants(catalog, job.preset)
+    plan = make_plan(catalog, options, cpus, job.points, variants=job.variants, extra=extra,
+                     rounds=range(1, first_rounds + 1))
+    if resume is None:
+        return _Start(plan, extra, first_rounds)
+    if paired:
+        # A finished window is kept (its pairs still count); the resumed run adds the rounds
+        # still missing, numbered after the last recorded one.
+        start_round = max((t.spec.round for t in resume.trials), default=0) + 1
+        complete = _complete_rounds(resume.trials)
+        on_note(f"resuming {run_dir}: {len(resume.trials)} windows already recorded ({complete} whole "
+                f"rounds); new rounds start at {start_round}")
+        return _Start(plan, extra, first_rounds, start_round, max(0, options.rounds - complete))
+    done = {t.spec.trial_id for t in resume.trials}
+    plan = _missing_only(plan, done)
+    on_note(f"resuming {run_dir}: {len(done)} trials already recorded, {len(plan.trials)} to run")
+    return _Start(plan, extra, first_rounds)
+
+
+def _header(job: Job, plan: Plan, generator: LoadGenerator, baseline: str) -> RunHeader:
+    stored: dict[str, Any] = {**job.options.to_json(), "seed": plan.seed, "job": job.kind, "knobs": list(job.knobs),
+                              "preset": job.preset, "baseline": baseline, **job.extra}
+    return RunHeader(
+        run_id=uuid.uuid4().hex[:12], created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        pywebbench_version=__version__, command=tuple(sys.argv), options=stored, machine=machine_info(),
+        tools={"generator": generator.version(), "python": sys.version.split()[0]},
+        planned_trials=len(plan.trials),
+    )
+
+
+def _backing_config(job: Job, plan: Plan) -> BackingConfig:
+    options = job.options
+    caps = [int(v) for p in job.points for k, v in p if k == "max_db_sessions"]
+    return BackingConfig(
+        needs=needs_of(plan), max_db_sessions=options.max_db_sessions, db_delay_s=options.db_delay_s,
+        db_rows=options.db_rows, db_pool=options.db_pool, upstream_delay_s=options.upstream_delay_s,
+        upstream_size=options.upstream_size, cpu_size=options.cpu_size, cpus=plan.split.loadgen,
+        go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
+        postgres_sessions=max(caps) if caps else None,
+        lanes=max(1, len({s.label for s in plan.sessions})) if options.method != "restart" else 1,
+        loaded_at_once=2 if options.method == "duet" else 1,
+        db=options.db,
+    )
+
+
+@contextmanager
+def _stop_signals() -> Iterator[None]:
+    """SIGTERM, SIGHUP and SIGINT all end the run as an interruption, whatever was set before."""
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # A closed terminal (SIGHUP) would otherwise end us at once, leaving every server,
+    # service and generator (each in its own process group) running.
+    previous_hup = signal.signal(signal.SIGHUP, _raise_interrupt)
+    # Ctrl-C must stop a run even when the shell started us with SIGINT ignored (a
+    # background job of a script), or a stop request would be silently dropped.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGHUP, previous_hup)
+        signal.signal(signal.SIGINT, previous_int)
+
+
+def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer: ResultsWriter,
+            generator: LoadGenerator, run_dir: Path, on_progress: Callable[[Progress], None],
+            on_note: Callable[[str], None]) -> Runner:
+    """Backing services started and watched, the accountant ready, and the runner over them."""
+    options = job.options
+    accountant = _accountant(services, header.run_id, on_note)
+    backing = Backing(_backing_config(job, plan), cache_root())
+    service_start = time.monotonic()
+    try:
+        services.enter_context(backing)
+    except (ServiceError, GoBuildError, OSError, ValueError) as exc:
+        raise UserError(f"backing services failed to start: {str(exc).splitlines()[0]}") from exc
+    for record in backing.records():
+        writer.add_service(record)
+    watchdog = services.enter_context(Watchdog(on_note))  # stopped before the services are
+    backing.watch(watchdog)
+    runner = Runner(
+        run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
+        python=sys.executable, backing=backing, topology=options.topology,
+        ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
+        keepalive=options.keepalive, on_progress=on_progress, accountant=accountant,
+        watchdog=watchdog, on_note=on_note,
+    )
+    run_ledger = runner.ledger
+    runner.ceiling = GeneratorCeiling(
+        generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,
+        on_record=writer.add_service, on_seconds=lambda s: run_ledger.add("generator ceiling", s),
+    )
+    runner.ledger.add("service starts", time.monotonic() - service_start)
+    return runner
+
+
+def _run_restarts(job: Job, runner: Runner, begun: _Start, catalog: Catalog, cpus: tuple[int, ...],
+                  budget: Budget, baseline: str, run_dir: Path, on_note: Callable[[str], None]) -> int:
+    """The restart method: the planned rounds, then one more at a time for --precision."""
+    options = job.options
+    runner.run(begun.plan)
+    rounds = begun.first_rounds
+    while options.precision and rounds < options.max_rounds and budget.allows(0.0):
+        wide = wide_labels(run_dir, options.precision)
+        if not wide:
+            break
+        rounds += 1
+        keep = wide | {baseline}
+        on_note(f"precision ±{options.precision:.0%} not reached for {len(wide)} stack(s): round {rounds}")
+        more = make_plan(catalog, replace(options, seed=begun.plan.seed), cpus, job.points, variants=job.variants,
+                         extra=begun.extra, rounds=[rounds], keep=lambda s: s.label in keep)
+        runner.run(more)
+    return rounds
+
+
 def execute(
     job: Job,
     catalog: Catalog,
@@ -216,108 +347,30 @@ def execute(
 ) -> Outcome:
     options = job.options
     generator = make_generator(options.generator)
-    points = job.points
-    paired = options.method != "restart"
-    first_rounds = max(options.rounds, 3) if options.precision and not paired else options.rounds
     cpus = usable_cpus()
-    extra = preset_variants(catalog, job.preset)
-    plan = make_plan(catalog, options, cpus, points, variants=job.variants, extra=extra,
-                     rounds=range(1, first_rounds + 1))
-    start_round = 1
-    min_rounds: int | None = None
-    if resume is not None:
-        if paired:
-            # A finished window is kept (its pairs still count); the resumed run adds the rounds
-            # still missing, numbered after the last recorded one.
-            start_round = max((t.spec.round for t in resume.trials), default=0) + 1
-            complete = _complete_rounds(resume.trials)
-            min_rounds = max(0, options.rounds - complete)
-            on_note(f"resuming {run_dir}: {len(resume.trials)} windows already recorded ({complete} whole "
-                    f"rounds); new rounds start at {start_round}")
-        else:
-            done = {t.spec.trial_id for t in resume.trials}
-            plan = _missing_only(plan, done)
-            on_note(f"resuming {run_dir}: {len(done)} trials already recorded, {len(plan.trials)} to run")
+    begun = _start(job, catalog, cpus, run_dir, resume, on_note)
+    plan = begun.plan
     if options.method == "duet" and baseline not in {s.label for s in plan.sessions}:
         raise UserError(f"--method duet loads every stack beside the baseline {baseline}: add --stack {baseline}")
     check_tools(plan, options)
     if resume is None and results_path(run_dir).exists():
         raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")
     on_plan(plan, estimate_seconds(plan, options))
-    stamp = datetime.now(timezone.utc)
-    stored: dict[str, Any] = {**options.to_json(), "seed": plan.seed, "job": job.kind, "knobs": list(job.knobs),
-                              "preset": job.preset, "baseline": baseline, **job.extra}
-    header = RunHeader(
-        run_id=uuid.uuid4().hex[:12], created_at=stamp.isoformat(timespec="seconds"),
-        pywebbench_version=__version__, command=tuple(sys.argv), options=stored, machine=machine_info(),
-        tools={"generator": generator.version(), "python": sys.version.split()[0]},
-        planned_trials=len(plan.trials),
-    )
+    header = _header(job, plan, generator, baseline)
     writer = ResultsWriter(results_path(run_dir), header)
-    caps = [int(v) for p in points for k, v in p if k == "max_db_sessions"]
-    backing_config = BackingConfig(
-        needs=needs_of(plan), max_db_sessions=options.max_db_sessions, db_delay_s=options.db_delay_s,
-        db_rows=options.db_rows, db_pool=options.db_pool, upstream_delay_s=options.upstream_delay_s,
-        upstream_size=options.upstream_size, cpu_size=options.cpu_size, cpus=plan.split.loadgen,
-        go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
-        postgres_sessions=max(caps) if caps else None,
-        lanes=max(1, len({s.label for s in plan.sessions})) if paired else 1,
-        loaded_at_once=2 if options.method == "duet" else 1,
-        db=options.db,
-    )
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    # A closed terminal (SIGHUP) would otherwise end us at once, leaving every server,
-    # service and generator (each in its own process group) running.
-    previous_hup = signal.signal(signal.SIGHUP, _raise_interrupt)
-    # Ctrl-C must stop a run even when the shell started us with SIGINT ignored (a
-    # background job of a script), or a stop request would be silently dropped.
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     started = time.monotonic()
     budget = Budget(started + options.budget_s if options.budget_s else None)
     status = "interrupted"
     runner: Runner | None = None
-    rounds = first_rounds
+    rounds = begun.first_rounds
     try:
-        with ExitStack() as services:
-            accountant = _accountant(services, header.run_id, on_note)
-            backing = Backing(backing_config, cache_root())
-            service_start = time.monotonic()
-            try:
-                services.enter_context(backing)
-            except (ServiceError, GoBuildError, OSError, ValueError) as exc:
-                raise UserError(f"backing services failed to start: {str(exc).splitlines()[0]}") from exc
-            for record in backing.records():
-                writer.add_service(record)
-            watchdog = services.enter_context(Watchdog(on_note))  # stopped before the services are
-            backing.watch(watchdog)
-            runner = Runner(
-                run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
-                python=sys.executable, backing=backing, topology=options.topology,
-                ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
-                keepalive=options.keepalive, on_progress=on_progress, accountant=accountant,
-                watchdog=watchdog, on_note=on_note,
-            )
-            run_ledger = runner.ledger
-            runner.ceiling = GeneratorCeiling(
-                generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,
-                on_record=writer.add_service, on_seconds=lambda s: run_ledger.add("generator ceiling", s),
-            )
-            runner.ledger.add("service starts", time.monotonic() - service_start)
-            if paired:
-                rounds = _run_rounds(job, runner, plan, catalog, cpus, extra, budget, baseline, on_note, start_round,
-                                     min_rounds)
+        with _stop_signals(), ExitStack() as services:
+            runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note)
+            if options.method != "restart":
+                rounds = _run_rounds(job, runner, plan, catalog, cpus, begun.extra, budget, baseline, on_note,
+                                     begun.start_round, begun.min_rounds)
             else:
-                runner.run(plan)
-                while options.precision and rounds < options.max_rounds and budget.allows(0.0):
-                    wide = wide_labels(run_dir, options.precision)
-                    if not wide:
-                        break
-                    rounds += 1
-                    keep = wide | {baseline}
-                    on_note(f"precision ±{options.precision:.0%} not reached for {len(wide)} stack(s): round {rounds}")
-                    more = make_plan(catalog, replace(options, seed=plan.seed), cpus, points, variants=job.variants,
-                                     extra=extra, rounds=[rounds], keep=lambda s: s.label in keep)
-                    runner.run(more)
+                rounds = _run_restarts(job, runner, begun, catalog, cpus, budget, baseline, run_dir, on_note)
             status = "complete"
     except KeyboardInterrupt:
         on_note("interrupted: stopping; finished trials are saved")
@@ -325,9 +378,6 @@ def execute(
         status = ABORTED
         on_note(f"{exc}; finished trials are saved (--resume {run_dir} goes on)")
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGHUP, previous_hup)
-        signal.signal(signal.SIGINT, previous_int)
         try:
             writer.finish(status)
         except ResultsWriteError:
