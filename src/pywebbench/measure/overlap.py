@@ -14,6 +14,11 @@ the caps leave, and gives none where that floor is too close to the serial time 
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from pywebbench.measure.verify import fetch
 
 SERIAL_FRACTION = 0.75
 """Flag when the burst took more than this share of the one-after-another time: overlapping
@@ -49,3 +54,32 @@ def overlap_verdict(requests: int, delay_s: float, elapsed_s: float, path: str, 
         return (f"no-overlap: {requests} concurrent {path} took {elapsed_s:.2f}s; one after another would take "
                 f"{sequential:.2f}s{capped}, so requests did not overlap (a blocking driver or client?)")
     return None
+
+
+HOST = "127.0.0.1"
+OVERLAP_REQUESTS = 10
+
+
+def overlap_problem(port: int, path: str, delay_s: float, requests: int | None = None,
+                    in_flight: Callable[[int], int] | None = None) -> str | None:
+    """N concurrent requests that each wait `delay_s` must finish in well under N x delay_s.
+
+    Seed 000's central bug: a greenlet server with an unpatched driver serialises every
+    query while claiming to be async. Run only on stacks that claim to overlap. N is chosen
+    so that one-after-another would take about a second: with short delays, a handful of
+    requests would be dominated by fixed per-request costs and prove nothing. in_flight maps
+    N to how many waits the session cap and pools let run at once (measure/overlap.py).
+    """
+    if requests is None:
+        requests = min(100, max(OVERLAP_REQUESTS, math.ceil(1.0 / delay_s)))
+    def one(_: int) -> int:
+        return fetch(HOST, port, path, timeout_s=requests * delay_s + 30).status
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=requests) as pool:
+        statuses = list(pool.map(one, range(requests)))
+    elapsed = time.monotonic() - started
+    sequential = requests * delay_s
+    if any(s != 200 for s in statuses):
+        return f"no-overlap: {requests} concurrent {path} answered {sorted(set(statuses))}"
+    return overlap_verdict(requests, delay_s, elapsed, path, in_flight(requests) if in_flight else None)

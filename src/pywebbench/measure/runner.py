@@ -1,7 +1,7 @@
 """Launching a stack's server and measuring windows on it, whatever the method.
 
-`Runner.launch` builds the environment, starts the server (a Python environment, a native
-binary or nginx), waits for it, checks every answer and the overlap, and enrolls its
+`Runner.launch` builds the environment, starts the server (through the launcher for its kind,
+`measure/launchers.py`), waits for it, checks every answer and the overlap, and enrolls its
 processes with the accountant; `Runner.measure` runs one window (with a warmup or a settle
 before it) and records the trial. The restart method (`Runner.run`) is a launch per trial
 set; the interleaved and duet methods (`pywebbench.measure`) keep launches alive across
@@ -11,41 +11,35 @@ through the writer, one trial at a time, so an interrupted run keeps everything 
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 
-import psutil
-
-from pywebbench.catalog.model import ConcurrencyType, LaunchSpec, Stack
+from pywebbench.catalog.model import ConcurrencyType
+from pywebbench.catalog.workloads import Expected, Needs, Workload
+from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
+from pywebbench.measure.accounting import Accountant, ProcAccountant, WindowUsage
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
 from pywebbench.measure.checks import instrument_check, trial_checks
-from pywebbench.catalog.servers import APPS_DIR
-from pywebbench.stage.envs import EnvBuildError, EnvProvider, EnvSpec
-from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
-from pywebbench.plan.sessions import Plan, Session
-from pywebbench.procs import ManagedProcess, describe_exit, free_port
-from pywebbench.measure.accounting import Accountant, ProcAccountant, WindowUsage
-from pywebbench.measure.overlap import allowed_in_flight, overlap_verdict
-from pywebbench.measure.settle import wrk_settle
+from pywebbench.measure.launchers import (
+    HOST, RunningServer, app_role, launcher_for, process_tree, server_gone, stack_info,
+)
+from pywebbench.measure.overlap import allowed_in_flight, overlap_problem
 from pywebbench.measure.procsampler import OTHER
+from pywebbench.measure.settle import wrk_settle
+from pywebbench.measure.verify import NotReady, keeps_alive, verify_endpoint, wait_ready
+from pywebbench.plan.sessions import Plan, Session
 from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing, PeakSampler
 from pywebbench.services.nginx import NginxService
 from pywebbench.services.watchdog import Watchdog
-from pywebbench.measure.verify import NotReady, fetch, keeps_alive, verify_endpoint, wait_ready
-from pywebbench.catalog.workloads import Expected, Needs, Workload
-
-HOST = "127.0.0.1"
-OVERLAP_REQUESTS = 10
+from pywebbench.stage.envs import EnvBuildError, EnvProvider, EnvSpec
 
 
 def now() -> str:
@@ -68,105 +62,6 @@ class TimeLedger:
 
     def add(self, phase: str, seconds: float) -> None:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
-
-
-@dataclass(frozen=True)
-class RunningServer:
-    """What the runner needs of a started server, whatever started it."""
-
-    port: int
-    argv: tuple[str, ...]
-    alive: Callable[[], bool]
-    log_tail: Callable[[], str]
-    pids: tuple[int, ...] = ()
-    """Root processes of the server, whose trees the resource sampler follows."""
-    returncode: Callable[[], int | None] = lambda: None
-    """How the server's main process ended (None while it runs)."""
-
-
-def process_tree(roots: tuple[int, ...]) -> set[int]:
-    """The live pids of the roots' trees (zombies excepted): a server's master and workers."""
-    found: set[int] = set()
-    for pid in roots:
-        try:
-            root = psutil.Process(pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            continue
-        for proc in procs:
-            try:
-                if proc.status() != psutil.STATUS_ZOMBIE:
-                    found.add(proc.pid)
-            except psutil.Error:
-                continue
-    return found
-
-
-def server_gone(label: str, server: RunningServer) -> str:
-    """One line: how a stack's server ended."""
-    code = server.returncode()
-    how = describe_exit(code) if code is not None else "exited"
-    return f"the server of {label} {how}"
-
-
-def base_environment(extra_path: str = "") -> dict[str, str]:
-    """An explicit environment: nothing of the harness's own leaks into the server."""
-    return {
-        "PATH": f"{extra_path + ':' if extra_path else ''}/usr/local/bin:/usr/bin:/bin",
-        "PYTHONPATH": str(APPS_DIR),
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HOME": os.environ.get("HOME", "/tmp"),
-        "LANG": "C.UTF-8",
-        "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
-    }
-
-
-def stack_info(stack: Stack, session: Session, env_hash: str, argv: tuple[str, ...]) -> StackInfo:
-    return StackInfo(
-        id=stack.id,
-        framework=stack.framework.name,
-        framework_title=stack.framework.title,
-        server=stack.server.server,
-        server_title=stack.server.title,
-        variant=stack.server.variant,
-        worker_class=stack.server.worker_class,
-        interface=stack.server.interface.value,
-        concurrency=stack.concurrency.value,
-        event_loop=stack.server.event_loop,
-        http_parser=stack.server.http_parser,
-        workers=session.workers,
-        threads=session.threads,
-        env_hash=env_hash,
-        argv=argv,
-        driver=stack.db_client,
-        db=stack.db if stack.server.native is None else "postgresql",
-    )
-
-
-def overlap_problem(port: int, path: str, delay_s: float, requests: int | None = None,
-                    in_flight: Callable[[int], int] | None = None) -> str | None:
-    """N concurrent requests that each wait `delay_s` must finish in well under N x delay_s.
-
-    Seed 000's central bug: a greenlet server with an unpatched driver serialises every
-    query while claiming to be async. Run only on stacks that claim to overlap. N is chosen
-    so that one-after-another would take about a second: with short delays, a handful of
-    requests would be dominated by fixed per-request costs and prove nothing. in_flight maps
-    N to how many waits the session cap and pools let run at once (measure/overlap.py).
-    """
-    if requests is None:
-        requests = min(100, max(OVERLAP_REQUESTS, math.ceil(1.0 / delay_s)))
-    def one(_: int) -> int:
-        return fetch(HOST, port, path, timeout_s=requests * delay_s + 30).status
-
-    started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=requests) as pool:
-        statuses = list(pool.map(one, range(requests)))
-    elapsed = time.monotonic() - started
-    sequential = requests * delay_s
-    if any(s != 200 for s in statuses):
-        return f"no-overlap: {requests} concurrent {path} answered {sorted(set(statuses))}"
-    return overlap_verdict(requests, delay_s, elapsed, path, in_flight(requests) if in_flight else None)
 
 
 IDLE_APPS = "idle-apps"
@@ -205,10 +100,6 @@ class Live:
     """Its own pgbouncer database entry when several servers are live at once."""
     launch_checks: tuple[str, ...] = ()
     """Checks found at launch that hold for every window of it (a failed keep-alive probe)."""
-
-
-def app_role(label: str) -> str:
-    return "app-" + label.replace(":", "_").replace("#", "_").replace("/", "_")
 
 
 class Runner:
@@ -330,44 +221,6 @@ class Runner:
             self._recorded_envs.add(env.record.hash)
         return env.path, env.record.hash
 
-    @contextmanager
-    def _start_server(self, session: Session, label: str, env_path: Path | None,
-                      lane: int | None) -> Iterator[RunningServer]:
-        """Start the stack's server (a Python env, a native binary, or nginx) and yield it."""
-        stack = session.stack
-        logs = self.run_dir / "logs"
-        app_env = self.backing.app_environment(stack, session.trials[0], lane) if self.backing is not None \
-            else dict(session.app_env)
-        cpus = session.trials[0].stack_cpus if session.trials else ()
-        with ExitStack() as stack_of_servers:
-            if stack.server.native == "nginx":
-                nginx = stack_of_servers.enter_context(
-                    NginxService(logs / f"{label}.nginx", workers=session.workers))
-                yield RunningServer(nginx.info.port, ("nginx", "-c", "nginx.conf"), lambda: nginx.poll() is None,
-                                    lambda: "", nginx.root_pids(), nginx.poll)
-                return
-            port = free_port(HOST)
-            if stack.server.native == "go-reference":
-                if self.backing is None or self.backing.go is None:
-                    raise NotReady("the Go reference was not built")
-                program, path = str(self.backing.go.reference), ""
-            else:
-                assert env_path is not None
-                program, path = str(env_path / "bin" / "python"), str(env_path / "bin")
-            launch = LaunchSpec(program, stack.framework.module, HOST, port, session.workers, session.threads)
-            # Born inside its role's cgroup: no fork escapes, every byte it allocates is charged.
-            argv = [*self.accountant.launcher(app_role(session.label)), *taskset_prefix(cpus),
-                    *stack.server.build_argv(launch)]
-            env = {**base_environment(path), **app_env}
-            if env_path is not None:
-                env["VIRTUAL_ENV"] = str(env_path)
-            proc = stack_of_servers.enter_context(ManagedProcess(argv, env=env, log_dir=logs, name=label))
-
-            def tail() -> str:
-                return proc.stderr_tail(15) or proc.stdout_path.read_text(errors="replace")[-1500:]
-
-            yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail, (proc.pid,), proc.poll)
-
     def _retune(self, session: Session) -> None:
         """Give pgbouncer and the upstream this sweep point's knobs before the server starts."""
         if self.backing is None:
@@ -405,7 +258,12 @@ class Runner:
             server: RunningServer | None = None
             proxy_role: str | None = None
             try:
-                server = running.enter_context(self._start_server(session, label, env_path, lane))
+                app_env = self.backing.app_environment(session.stack, session.trials[0], lane) \
+                    if self.backing is not None else dict(session.app_env)
+                server = running.enter_context(
+                    launcher_for(session.stack, env_path, self.backing.go if self.backing else None).start(
+                        session, label, app_env, self.run_dir / "logs",
+                        self.accountant.launcher(app_role(session.label))))
                 info = stack_info(stack, session, env_hash, server.argv)
                 wait_ready(HOST, server.port, session.workloads[0].path,
                            timeout_s=self.ready_timeout_s, alive=server.alive)
