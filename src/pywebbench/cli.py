@@ -55,6 +55,7 @@ from pywebbench.report.tables import render_doctor, render_presets, render_stack
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results, results_path
 from pywebbench.measure.runner import Progress
+from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.sweep import parse_knobs
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -331,9 +332,7 @@ def _execute(job: Job, catalog: Catalog, resume: Path | None, *, table: TextIO |
 
 
 def preset_knobs(preset: Preset) -> tuple[str, ...]:
-    """A preset's grid as --knob texts, so a resumed preset run rebuilds the same points."""
-    return tuple(f"{name}=" + ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
-                 for name, values in preset.grid)
+    return knob_args(preset.grid)
 
 
 def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from pywebbench.plan.knobs import knob_labels
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.results.model import ResultSet
 from pywebbench.analyze.stats import ratio_ci
@@ -53,16 +54,7 @@ class Comparison:
 
 
 def _knobs(row: Row) -> str:
-    s = row.spec
-    parts = [f"c={s.connections}"]
-    for name, value in (("db_delay", s.db_delay_s), ("upstream_delay", s.upstream_delay_s),
-                        ("max_db_sessions", s.max_db_sessions), ("workers", s.workers), ("threads", s.threads),
-                        ("rate", s.rate)):
-        if value is not None:
-            parts.append(f"{name}={value:g}")
-    if s.topology != "direct":
-        parts.append(f"via {s.topology}")
-    return " ".join(parts)
+    return ", ".join(knob_labels(row.spec, omit=("stack_cpus",)))
 
 
 def _verdict(ci: tuple[float, float] | None) -> str:

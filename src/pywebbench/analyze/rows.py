@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.measure.checks import DEFAULT, RECOMPUTED, Check, Thresholds, check_name, trial_checks
+from pywebbench.plan.knobs import knob_short
 from pywebbench.analyze.paired import (
     Interval,
     Observation,
@@ -160,15 +161,8 @@ def knob_values(row: Row, knobs: tuple[str, ...]) -> tuple[object, ...]:
 
 def point_text(row: Row, knobs: tuple[str, ...]) -> str:
     """'connections=100 db_delay=20ms' for a row's values of the varying knobs."""
-    parts = []
-    for name, value in zip(knobs, knob_values(row, knobs), strict=True):
-        if name.endswith("_s") and isinstance(value, float):
-            parts.append(f"{name[:-2]}={value * 1000:g}ms")
-        elif isinstance(value, float):
-            parts.append(f"{name}={value:g}")
-        else:
-            parts.append(f"{name}={value}")
-    return " ".join(parts) or "defaults"
+    return " ".join(knob_short(name, value) for name, value in zip(knobs, knob_values(row, knobs), strict=True)) \
+        or "defaults"
 
 
 def spread_check(rps_ci: tuple[float, float] | None, center: float | None, repeats: int,

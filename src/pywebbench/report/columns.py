@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from pywebbench.analyze.rows import Row
+from pywebbench.plan.knobs import cpus_label, knob_labels
 from pywebbench.results.model import ResultSet, StackInfo, TrialSpec
 
 CSV_COLUMNS: tuple[str, ...] = (
@@ -139,29 +140,6 @@ def keepalive_label(row: Row) -> str:
     return {True: "on", False: "off", None: "?"}[row.keepalive]
 
 
-def cpus_label(cpus: tuple[int, ...]) -> str:
-    return ",".join(str(c) for c in cpus) or "all"
-
-
-def knob_labels(spec: TrialSpec, omit: Iterable[str] = ()) -> list[str]:
-    """The knobs that set this cell apart, in words; `omit` names TrialSpec fields to leave out
-    (a sweep's own axis)."""
-    skip = set(omit)
-    parts: list[tuple[str, str | None]] = [
-        ("rate", None if spec.rate is None else f"open loop at {spec.rate:,.0f} req/s"),
-        ("connections", f"{spec.connections} connections"),
-        ("workers", None if spec.workers is None else f"{spec.workers} workers"),
-        ("threads", None if spec.threads is None else f"{spec.threads} threads"),
-        ("topology", None if spec.topology == "direct" else f"via {spec.topology}"),
-        ("db_delay_s", None if spec.db_delay_s is None else f"query delay {spec.db_delay_s * 1000:g} ms"),
-        ("max_db_sessions", None if spec.max_db_sessions is None else f"max DB sessions {spec.max_db_sessions}"),
-        ("db_pool", f"app pool {spec.db_pool}" if spec.db_pool else None),
-        ("upstream_delay_s",
-         None if spec.upstream_delay_s is None else f"upstream delay {spec.upstream_delay_s * 1000:g} ms"),
-        ("cpu_size", None if spec.cpu_size is None else f"sieve of {spec.cpu_size:,}"),
-        ("stack_cpus", f"stack CPUs {cpus_label(spec.stack_cpus)}"),
-    ]
-    return [text for name, text in parts if text is not None and name not in skip]
 
 
 def cell_title(spec: TrialSpec) -> str:

@@ -22,12 +22,12 @@ from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.measure.checks import advice
+from pywebbench.plan.knobs import knob_labels
 from pywebbench.report.columns import (
     cell_title,
     cells,
     interval,
     keepalive_label,
-    knob_labels,
     latency_format,
     num,
     run_workloads,

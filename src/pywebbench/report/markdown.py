@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.measure.checks import advice, check_name
+from pywebbench.plan.knobs import knob_labels
 from pywebbench.report.columns import (
     inert,
     cell_title,
     cells,
     interval,
-    knob_labels,
     latency_format,
     method_note,
     num,

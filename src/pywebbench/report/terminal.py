@@ -10,10 +10,10 @@ from rich.table import Table
 
 from pywebbench.analyze.rows import Row, Summary, precision_note, run_aggregation, summarize
 from pywebbench.measure.checks import advice, check_name
+from pywebbench.plan.knobs import cpus_label, knob_labels
 from pywebbench.report.columns import (
     inert,
     plain_console,
-    cpus_label,
     keepalive_label,
     method_note,
     server_label,
