@@ -28,7 +28,7 @@ from pywebbench.analyze.calibrate import (
     size_extra_work,
     sizing_variants,
 )
-from pywebbench.catalog.model import Stack
+from pywebbench.catalog.model import DB_KINDS, Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.compare import compare_results
@@ -41,6 +41,7 @@ from pywebbench.plan.options import (
     AGGREGATIONS,
     GENERATOR_NAMES,
     METHODS,
+    TOPOLOGIES,
     RunOptions,
     from_sources,
     parse_cpu_list,
@@ -150,8 +151,8 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--upstream-delay", type=float, help="seconds the upstream API waits (0.05)")
     p_run.add_argument("--upstream-size", type=_positive_int, help="bytes of the upstream's answer (1024)")
     p_run.add_argument("--cpu-size", type=_positive_int, help="sieve size of /cpu (100000)")
-    p_run.add_argument("--topology", choices=["direct", "nginx"], help="nginx: load goes through nginx")
-    p_run.add_argument("--db", choices=["postgresql", "sqlite"],
+    p_run.add_argument("--topology", choices=list(TOPOLOGIES), help="nginx: load goes through nginx")
+    p_run.add_argument("--db", choices=list(DB_KINDS),
                        help="what /posts reads: postgresql (default) or a SQLite file filled with the same rows")
     p_run.add_argument("--driver", help="force one DB driver on every stack (psycopg, psycopg2-gevent, "
                        "psycopg2-eventlet, psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent")
