@@ -20,12 +20,11 @@ from pywebbench.analyze.paired import (
     ratio_interval,
     statistic_value,
 )
-from pywebbench.results.model import ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
+from pywebbench.results.model import Cell, ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
 from pywebbench.analyze.stats import Aggregation, aggregate, bootstrap_ci, half_width, ratio_ci
 
-CELL_KNOBS: tuple[str, ...] = ("workload", "connections", "workers", "threads", "topology", "max_db_sessions",
-                               "db_delay_s", "db_pool", "upstream_delay_s", "cpu_size", "stack_cpus", "rate")
-"""Names of TrialSpec.cell's positions (stack_cpus is the count of CPUs given to the stack)."""
+CELL_KNOBS: tuple[str, ...] = Cell._fields
+"""The knobs of a cell, in order (stack_cpus is the count of CPUs given to the stack)."""
 
 STATUS_ORDER = ("ok", "invalid-response", "loadgen-failed", "service-failed", "server-failed", "unavailable")
 
@@ -156,7 +155,8 @@ def varying_knobs(rows: tuple[Row, ...] | list[Row]) -> tuple[str, ...]:
 
 
 def knob_values(row: Row, knobs: tuple[str, ...]) -> tuple[object, ...]:
-    return tuple(row.spec.cell[CELL_KNOBS.index(k)] for k in knobs)
+    cell = row.spec.cell
+    return tuple(getattr(cell, k) for k in knobs)
 
 
 def point_text(row: Row, knobs: tuple[str, ...]) -> str:

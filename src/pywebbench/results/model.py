@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 SCHEMA_VERSION = 5
 
@@ -100,6 +100,24 @@ class StackInfo:
     """What /posts read: postgresql or sqlite (--db)."""
 
 
+class Cell(NamedTuple):
+    """The settings two trials must share to be compared: a workload and its knobs."""
+
+    workload: str
+    connections: int
+    workers: int | None
+    threads: int | None
+    topology: str
+    max_db_sessions: int | None
+    db_delay_s: float | None
+    db_pool: int | None
+    upstream_delay_s: float | None
+    cpu_size: int | None
+    stack_cpus: int
+    """The count of CPUs given to the stack, not which ones."""
+    rate: float | None
+
+
 @dataclass(frozen=True)
 class TrialSpec:
     """One planned measurement: a stack under one workload with one set of knobs."""
@@ -146,11 +164,11 @@ class TrialSpec:
     """Duet: 1 when this side's generator started first, 2 when second."""
 
     @property
-    def cell(self) -> tuple[object, ...]:
+    def cell(self) -> Cell:
         """What must match for two trials to be compared (ratios, repeats)."""
-        return (self.workload, self.connections, self.workers, self.threads, self.topology,
-                self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size,
-                len(self.stack_cpus), self.rate)
+        return Cell(self.workload, self.connections, self.workers, self.threads, self.topology,
+                    self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size,
+                    len(self.stack_cpus), self.rate)
 
     @property
     def label(self) -> str:
