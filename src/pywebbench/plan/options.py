@@ -153,6 +153,13 @@ class RunOptions:
         return 1 if self.method == "restart" else DEFAULT_ROUNDS
 
     def validate(self) -> RunOptions:
+        """Self, or a one-line UserError naming the first bad option."""
+        self._validate_numbers()
+        self._validate_choices()
+        self._validate_method()
+        return self
+
+    def _validate_numbers(self) -> None:
         # nan passes every `<= 0` test below and inf would never end: refuse both first.
         for f in fields(self):
             value = getattr(self, f.name)
@@ -181,6 +188,8 @@ class RunOptions:
             raise UserError("--db-pool, --db-delay and --upstream-delay must not be negative")
         if self.upstream_size < 12:
             raise UserError(f"--upstream-size must be at least 12 bytes, got {self.upstream_size}")
+
+    def _validate_choices(self) -> None:
         if self.driver is not None and self.driver not in DRIVER_REQUIREMENTS:
             raise UserError(f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}")
         if self.db not in DB_KINDS:
@@ -194,6 +203,8 @@ class RunOptions:
             raise UserError(f"--generator must be one of {', '.join(GENERATOR_NAMES)}, got {self.generator!r}")
         if self.aggregation not in AGGREGATIONS:
             raise UserError(f"--aggregation must be one of {', '.join(AGGREGATIONS)}, got {self.aggregation!r}")
+
+    def _validate_method(self) -> None:
         if self.precision is not None and not 0 < self.precision < 1:
             raise UserError(f"--precision is a fraction such as 0.02, got {self.precision}")
         if self.max_rounds < self.rounds:
@@ -219,7 +230,6 @@ class RunOptions:
             raise UserError("no stack selected")
         if not self.workloads:
             raise UserError("no workload selected")
-        return self
 
     def cpu_split(self, available: tuple[int, ...]) -> CpuSplit:
         base = default_split(available)
