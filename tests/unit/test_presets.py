@@ -19,8 +19,10 @@ from pywebbench.plan.presets import (
     get_preset,
     preset_axes,
     preset_options,
-    trial_count,
 )
+from pywebbench.execute import points_of, preset_variants
+from pywebbench.plan.knobs import knob_args
+from pywebbench.plan.sessions import make_plan
 from pywebbench.plan.sweep import Knob
 
 def _seeds() -> Path:
@@ -36,6 +38,14 @@ def _seeds() -> Path:
 SEEDS = _seeds()
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed documents not found at {SEEDS} "
                                  "(set PYWEBBENCH_SEEDS)")
+
+
+def planned_trials(preset: Preset, catalog: Catalog) -> int:
+    """Trials the planner itself makes of a preset run on a 2-CPU machine (as `run --preset` does)."""
+    options = check_preset(preset, catalog)
+    plan = make_plan(catalog, options, (0, 1), points_of(knob_args(preset.grid)),
+                     extra=preset_variants(catalog, preset.name))
+    return len(plan.trials)
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +125,7 @@ def test_seed002_sweeps_threads_on_the_threaded_worker_only(catalog: Catalog) ->
     assert seed002.options["connections"] == 400 and seed002.options["workers"] == 2
     threaded = [s for s in seed002.stacks if catalog.resolve(s).server.threaded]
     assert threaded == ["flask:gunicorn-gthread"]
-    assert trial_count(seed002, catalog) == 3 + 8  # aiohttp, gevent, meinheld once; gthread x 8
+    assert planned_trials(seed002, catalog) == 3 + 8  # aiohttp, gevent, meinheld once; gthread x 8
 
 
 def test_seed004_is_one_and_two_cpus_with_three_workers_per_cpu(catalog: Catalog) -> None:
@@ -125,7 +135,7 @@ def test_seed004_is_one_and_two_cpus_with_three_workers_per_cpu(catalog: Catalog
     assert seed004.aggregation == "mean" and seed004.options["repeats"] == 10
     assert dict(seed004.workload_requests) == {"api": 1000} and seed004.options["requests"] == 10_000
     # 7 Python stacks x (template, api) + nginx x static, on 2 CPU settings, 10 runs
-    assert trial_count(seed004, catalog) == (7 * 2 + 1) * 2 * 10
+    assert planned_trials(seed004, catalog) == (7 * 2 + 1) * 2 * 10
     with pytest.raises(UserError, match="workers_per_cpu"):
         check_preset(_with_options(seed004, workers=3), catalog)
 
@@ -148,14 +158,14 @@ def test_seed003_is_best_of_five(catalog: Catalog) -> None:
     seed003 = get_preset("seed003")
     assert seed003.aggregation == "best" and seed003.options["repeats"] == 5
     assert len(seed003.stacks) == 26
-    assert trial_count(seed003, catalog) == 26 * 2 * 5
+    assert planned_trials(seed003, catalog) == 26 * 2 * 5
 
 
 def test_seed001_variant_adds_the_sync_client_trial(catalog: Catalog) -> None:
     seed001 = get_preset("seed001")
     (variant,) = seed001.variants
     assert (variant.stack, variant.driver, variant.workloads) == ("starlette:gunicorn-uvicorn", "psycopg", ("posts",))
-    assert trial_count(seed001, catalog) == 3 * 3 + 1
+    assert planned_trials(seed001, catalog) == 3 * 3 + 1
     standalone = check_preset(get_preset("seed001-sync-client"), catalog)
     assert standalone.driver == "psycopg" and standalone.stacks == ("starlette:gunicorn-uvicorn",)
 
