@@ -5,22 +5,19 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import math
 import os
 import sys
 import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Progress_
 
-from pywebbench import __version__
 from pywebbench.analyze.calibrate import (
-    DEFAULT_SLOWDOWN,
     calibrate_report,
     calibration_variants,
     EXTRA_WORK_ENV,
@@ -28,30 +25,22 @@ from pywebbench.analyze.calibrate import (
     size_extra_work,
     sizing_variants,
 )
-from pywebbench.catalog.model import DB_KINDS, Stack
+from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.compare import compare_results
 from pywebbench.stage.doctor import check
 from pywebbench.stage.envs import EnvironmentBuilder
 from pywebbench.stage.listing import listing
+from pywebbench.arguments import build_parser
 from pywebbench.errors import UserError
 from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
-from pywebbench.plan.options import (
-    AGGREGATIONS,
-    GENERATOR_NAMES,
-    METHODS,
-    TOPOLOGIES,
-    RunOptions,
-    from_sources,
-    parse_cpu_list,
-    parse_duration,
-)
+from pywebbench.plan.options import RunOptions, from_sources
 from pywebbench.plan.sessions import Plan
 from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.calibration import render_calibration
 from pywebbench.report.comparison import render_comparison
-from pywebbench.report.formats import FORMATS, renderer
+from pywebbench.report.formats import renderer
 from pywebbench.report.tables import render_doctor, render_presets, render_stacks
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results, results_path
@@ -60,159 +49,12 @@ from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.sweep import parse_knobs
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-EXIT_CODES = """exit codes:
-  0    every trial valid
-  1    the run finished, but some trial failed or is invalid (all results saved), or a
-       backing service died and could not be restarted (finished trials kept; --resume DIR)
-  2    bad input: nothing was started
-  130  interrupted (Ctrl-C, SIGTERM, SIGHUP): every finished trial kept; --resume DIR goes on"""
 SLOWDOWN_PER_HALF_WIDTH = 3.5
 """calibrate stops adding rounds once A/A and A/B are both within ±slowdown/3.5 (1.4% for a 5%
 slowdown), where the smallest detectable difference (about 1.43 half-widths) is well under the
 slowdown, or when --budget is spent."""
 SIZING_ROUNDS = 8
 """Rounds of A beside B's probe: enough that B's loop cost is known to about ±6%."""
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
-
-
-def _rates(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a rate list: {text!r}") from None
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
-    return values
-
-
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except UserError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _cpu_list(text: str) -> tuple[int, ...]:
-    # argparse only turns ArgumentTypeError/ValueError into its one-line error: a UserError
-    # raised here would escape parse_args as a traceback.
-    try:
-        return parse_cpu_list(text)
-    except UserError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
-    p_run.add_argument("--config", type=Path, help="TOML file with a [run] table of options")
-    p_run.add_argument("--preset", help="a seed experiment (see `pywebbench list --presets`); flags override it")
-    p_run.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run in DIR: only "
-                       "the missing trials run, with the options it was started with")
-    p_run.add_argument("--stack", action="append", dest="stacks", metavar="FRAMEWORK:SERVER[-MODEL]",
-                       help="stack to run (repeatable; globs allowed)")
-    p_run.add_argument("--workload", action="append", dest="workloads", help="workload (repeatable)")
-    p_run.add_argument("--connections", type=_positive_int)
-    p_run.add_argument("--duration", type=float, help="measured seconds per trial")
-    p_run.add_argument("--warmup", type=float, help="discarded warmup seconds per trial")
-    p_run.add_argument("--workers", type=_positive_int, help="worker processes (default: seed 000's rule)")
-    p_run.add_argument("--threads", type=_positive_int, help="threads per worker for threaded servers")
-    p_run.add_argument("--stack-cpus", type=_cpu_list, help="CPUs for the stack, e.g. 1-3")
-    p_run.add_argument("--loadgen-cpus", type=_cpu_list, help="CPUs for the load generator, e.g. 0")
-    p_run.add_argument("--generator", choices=list(GENERATOR_NAMES))
-    p_run.add_argument("--requests", type=_positive_int, help="request count (ab)")
-    p_run.add_argument("--repeats", type=_positive_int, help="rounds before the stopping rule may stop "
-                       "(5; 1 with --method restart), each in a fresh random order")
-    p_run.add_argument("--aggregation", choices=list(AGGREGATIONS),
-                       help="repeats into one figure: median (default), best (seed 003), mean (seed 004)")
-    p_run.add_argument("--precision", type=float, help="add rounds until every 95%% interval of a ratio to the "
-                       "baseline is within this fraction, e.g. 0.02 (up to --budget and --max-rounds)")
-    p_run.add_argument("--max-rounds", type=_positive_int, help="round limit of the stopping rule (200)")
-    p_run.add_argument("--method", choices=list(METHODS),
-                       help="interleaved (default): live servers, short windows in a fresh random order per "
-                       "round, paired ratios; duet: each stack loaded beside the baseline at once (CPU-bound "
-                       "comparisons); restart: a server start, warmup and one window per trial (the seeds' method)")
-    p_run.add_argument("--settle", type=float, help="discarded seconds of load before each interleaved window")
-    p_run.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m: rounds are added "
-                       "while intervals are wider than --precision and the budget allows")
-    p_run.add_argument("--rounds-per-launch", type=_positive_int,
-                       help="rounds on one start of the servers before they are started again (2)")
-    p_run.add_argument("--timeout", type=float, help="seconds before the generator gives up on a request (5)")
-    p_run.add_argument("--no-keepalive", dest="keepalive", action="store_const", const=False)
-    p_run.add_argument("--seed", type=int, help="seed of the random stack order")
-    p_run.add_argument("--out", type=Path, dest="out_dir", help="results directory (default runs/<time>)")
-    p_run.add_argument("--max-db-sessions", type=_positive_int, help="pgbouncer's cap on server sessions (100)")
-    p_run.add_argument("--db-delay", type=float, help="seconds of pg_sleep in /db (0.02)")
-    p_run.add_argument("--db-rows", type=_positive_int, help="rows loaded into the bench table (1000000)")
-    p_run.add_argument("--db-pool", type=int, help="app-side pool size; 0 = a connection per request (0)")
-    p_run.add_argument("--upstream-delay", type=float, help="seconds the upstream API waits (0.05)")
-    p_run.add_argument("--upstream-size", type=_positive_int, help="bytes of the upstream's answer (1024)")
-    p_run.add_argument("--cpu-size", type=_positive_int, help="sieve size of /cpu (100000)")
-    p_run.add_argument("--topology", choices=list(TOPOLOGIES), help="nginx: load goes through nginx")
-    p_run.add_argument("--db", choices=list(DB_KINDS),
-                       help="what /posts reads: postgresql (default) or a SQLite file filled with the same rows")
-    p_run.add_argument("--driver", help="force one DB driver on every stack (psycopg, psycopg2-gevent, "
-                       "psycopg2-eventlet, psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """Bad flags get one line and exit 2, like every other refusal (no usage dump)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="pywebbench", description="A benchmark harness for Python web stacks.",
-                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"pywebbench {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p_list = sub.add_parser("list", help="every stack in the catalog and whether it can run here")
-    p_list.add_argument("--json", action="store_true", help="machine-readable output")
-    p_list.add_argument("--build", action="store_true", help="build missing stack environments first")
-    p_list.add_argument("--stack", action="append", default=None, help="only stacks matching (glob)")
-    p_list.add_argument("--presets", action="store_true", help="the seed experiments `run --preset` reproduces")
-
-    p_run = sub.add_parser("run", help="run a benchmark and save its results", epilog=EXIT_CODES,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_run_flags(p_run)
-    p_run.add_argument("--rate", type=_rates, help="open loop (oha): offered req/s; a list (500,1000,2000) "
-                       "measures a latency-versus-offered-load curve")
-
-    p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs", epilog=EXIT_CODES,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_run_flags(p_sweep)
-    p_sweep.add_argument("--knob", action="append", dest="knobs", default=[], metavar="NAME=V1,V2|A..B",
-                         help="a knob and its values (repeatable: a grid); see `pywebbench sweep --help-knobs`")
-    p_sweep.add_argument("--rate", type=float, help="open loop (oha): offered req/s")
-
-    p_cal = sub.add_parser("calibrate", help="this machine's noise (A/A) and power (A/B with a known slowdown)",
-                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_run_flags(p_cal)
-    p_cal.add_argument("--slowdown", type=float, default=DEFAULT_SLOWDOWN,
-                       help="the known slowdown of B, as a fraction (0.05); B's extra CPU per request is sized "
-                       "from A's, measured in the run")
-    p_cal.add_argument("--json", action="store_true", help="print one JSON object (the figures) on stdout")
-    p_cal.add_argument("--extra-us", type=float, default=None,
-                       help="microseconds of CPU work B adds per request (as an empty loop timed here), "
-                       "instead of sizing it from --slowdown in the run")
-
-    p_cmp = sub.add_parser("compare", help="what changed between two result sets, and whether it is noise")
-    p_cmp.add_argument("before", type=Path)
-    p_cmp.add_argument("after", type=Path)
-    p_cmp.add_argument("--json", action="store_true", help="machine-readable output")
-
-    p_report = sub.add_parser("report", help="render a finished or interrupted run from its results file")
-    p_report.add_argument("run_dir", type=Path)
-    p_report.add_argument("--format", default="terminal", choices=sorted(FORMATS))
-    p_report.add_argument("-o", "--output", type=Path, help="write to a file instead of stdout")
-
-    sub.add_parser("doctor", help="what is installed, what is missing, and how to fix it")
-    return parser
 
 
 def cmd_list(args: argparse.Namespace, catalog: Catalog) -> int:

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pywebbench.catalog.registry import Catalog, build_catalog
-from pywebbench.cli import _glob, _options, _rates, build_parser
+from pywebbench.arguments import _rates, build_parser
+from pywebbench.cli import _glob, _options
 from pywebbench.errors import UserError
 from pywebbench.plan.options import RunOptions, from_sources, parse_cpu_list, parse_duration
 from pywebbench.plan.sweep import parse_knobs
