@@ -22,7 +22,8 @@ from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.measure.accounting import WindowUsage
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
-from pywebbench.measure.runner import LaunchFailed, Live, Runner, now
+from pywebbench.measure.runner import Runner
+from pywebbench.measure.window import LaunchFailed, Live, now
 from pywebbench.services.backing import PeakSampler
 from pywebbench.measure.checks import instrument_check, trial_checks
 from pywebbench.catalog.workloads import Workload

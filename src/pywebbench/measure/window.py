@@ -1,0 +1,252 @@
+"""One measured window on a live server: discarded load before it, the load, its figures and checks.
+
+`WindowMeasurer` is the runner's half that measures (the other half launches): the restart,
+interleaved and duet methods all measure through `measure`, `prepare`, `db_peak` and
+`usages_for`. A live server (`Live`) is what a launch hands over.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pywebbench.catalog.workloads import Needs, Workload
+from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
+from pywebbench.measure.accounting import Accountant, WindowUsage
+from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
+from pywebbench.measure.checks import instrument_check, trial_checks
+from pywebbench.measure.launchers import HOST, RunningServer, process_tree, server_gone
+from pywebbench.measure.procsampler import OTHER
+from pywebbench.plan.sessions import Session
+from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, TrialSpec, TrialStatus
+from pywebbench.services.backing import Backing, PeakSampler
+from pywebbench.services.watchdog import Watchdog
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class TimeLedger:
+    """Where the wall time of a run went, so the harness's own overhead is visible."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
+
+
+IDLE_APPS = "idle-apps"
+"""Every live server but the loaded one, summed: what idle stacks cost during a window."""
+
+
+class LaunchFailed(Exception):
+    """A server could not be started or answered nothing: every trial of it gets `status`."""
+
+    def __init__(self, status: TrialStatus, error: str, info: StackInfo) -> None:
+        super().__init__(error)
+        self.status = status
+        self.error = error
+        self.info = info
+
+
+@dataclass(frozen=True)
+class Live:
+    """A launched server, verified and enrolled, ready for windows."""
+
+    session: Session
+    info: StackInfo
+    server: RunningServer
+    port: int
+    """Where the load goes: the server, or its nginx proxy."""
+    keepalive: bool | None
+    problems: Mapping[str, str | None]
+    """Per workload: why its answer was wrong (None: exact)."""
+    overlap: Mapping[str, str | None]
+    """Per workload: the no-overlap finding of an async-claiming stack, if any."""
+    role: str
+    """The accountant's role of its app processes."""
+    proxy_role: str | None
+    launch: int
+    lane: int | None = None
+    """Its own pgbouncer database entry when several servers are live at once."""
+    launch_checks: tuple[str, ...] = ()
+    """Checks found at launch that hold for every window of it (a failed keep-alive probe)."""
+
+
+class WindowMeasurer:
+    """Measuring on live servers; the runner supplies what is declared here."""
+
+    run_dir: Path
+    generator: LoadGenerator
+    backing: Backing | None
+    request_timeout_s: float
+    keepalive: bool
+    ceiling: Callable[[TrialSpec], CeilingReading]
+    sample_resources: bool
+    accountant: Accountant
+    settle: Callable[[LoadRequest, float, Path], None]
+    watchdog: Watchdog
+    on_note: Callable[[str], None]
+    ledger: TimeLedger
+
+    def record(self, result: TrialResult) -> None:
+        raise NotImplementedError
+
+    def heal(self) -> None:
+        raise NotImplementedError
+
+    def _progress(self, label: str, pending: float) -> None:
+        raise NotImplementedError
+
+    # -- measuring -----------------------------------------------------------------------------
+
+    def measure(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float = 0.0,
+                settle_s: float = 0.0) -> TrialResult:
+        """One window on a live server (after a warmup or a settle), checked and recorded."""
+        spec = replace(spec, launch=live.launch)
+        self._progress(f"{live.session.label} {workload.name}", spec.duration_s + warmup_s + settle_s)
+        problem = live.problems.get(workload.name)
+        if problem is not None:
+            result = TrialResult(spec, live.info, TrialStatus.INVALID_RESPONSE, now(), now(),
+                                 keepalive=live.keepalive, error=problem)
+            self.record(result)
+            return result
+        if not live.server.alive():  # died in an earlier window: nothing to load, and no wait for it
+            result = TrialResult(spec, live.info, TrialStatus.SERVER_FAILED, now(), now(), keepalive=live.keepalive,
+                                 error=f"{server_gone(live.session.label, live.server)} before this window")
+            self.record(result)
+            self.on_note(f"{spec.trial_id}: {result.status.value}: {result.error}")
+            return result
+        found = live.overlap.get(workload.name)
+        self.heal()
+        mark = self.watchdog.mark()
+        self.watchdog.during = f"{live.session.label} {workload.name}"
+        result = self._window(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
+        result = self.mark_faults(result, mark)
+        self.watchdog.during = f"the pause after {live.session.label} {workload.name}"
+        ceiling = self.ceiling(spec) if result.load is not None else NO_CEILING  # timed on its own line
+        validity = trial_checks(result, ceiling.rps) + instrument_check("generator ceiling", ceiling.problem)
+        result = replace(result, checks=result.checks + ((found,) if found else ()) + live.launch_checks + validity)
+        self.record(result)
+        if result.status is not TrialStatus.OK and result.error:
+            self.on_note(f"{spec.trial_id}: {result.status.value}: {result.error.splitlines()[0]}")
+        self.heal()
+        return result
+
+    def mark_faults(self, result: TrialResult, mark: int) -> TrialResult:
+        """A backing service or proxy that died since `mark` spoiled the window: say which."""
+        deaths = self.watchdog.deaths_since(mark)
+        if not deaths:
+            return result
+        cause = "; ".join(d.line for d in deaths)
+        return replace(result, status=TrialStatus.SERVICE_FAILED,
+                       error=f"{cause}\n{result.error}" if result.error else cause)
+
+    def load_request(self, spec: TrialSpec, port: int, path: str) -> LoadRequest:
+        return LoadRequest(
+            url=f"http://{HOST}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
+            cpus=spec.loadgen_cpus, requests=spec.requests, timeout_s=self.request_timeout_s,
+            keepalive=self.keepalive, rate=spec.rate, label=spec.trial_id,
+        )
+
+    def prepare(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float, settle_s: float) -> None:
+        """Discarded load before a window: a warmup after a start, or a short settle between windows."""
+        base = self.load_request(spec, live.port, workload.path)
+        work_dir = self.run_dir / "loadgen"
+        if warmup_s > 0:
+            started = time.monotonic()
+            if spec.requests:
+                # A fixed-count reproduction (ab -n) warms with a fifth of its count, as before.
+                self.generator.run(replace(base, duration_s=warmup_s, label=f"{spec.trial_id}.warmup",
+                                           requests=max(1, spec.requests // 5)), work_dir)
+            else:
+                # Timed like a settle: the generators round to whole seconds, so a 0.5 s warmup
+                # would cost a full second per server and launch; its figures are never read.
+                self.settle(base, warmup_s, work_dir)
+            self.ledger.add("warmups", time.monotonic() - started)
+        if settle_s > 0:
+            started = time.monotonic()
+            self.settle(base, settle_s, work_dir)
+            self.ledger.add("settles", time.monotonic() - started)
+
+    def db_peak(self, sampling: ExitStack, live: Live, workload: Workload) -> PeakSampler | None:
+        """Seed 000's #DB: the peak of the loaded lane's server sessions while `sampling` is open."""
+        backing = self.backing
+        if backing is None or backing.pgbouncer is None or Needs.DATABASE not in workload.needs:
+            return None
+        if live.info.db == "sqlite":  # /posts read a file: no session to count (None, not 0)
+            return None
+        lane = live.lane
+        return sampling.enter_context(PeakSampler(lambda: backing.db_sessions(lane)))
+
+    def _window(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float,
+                settle_s: float) -> TrialResult:
+        started_at = now()
+        server = live.server
+        before = process_tree(server.pids)
+        try:
+            self.prepare(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
+            load_average = os.getloadavg()
+            started = time.monotonic()
+            with ExitStack() as sampling:
+                peak = self.db_peak(sampling, live, workload)
+                usage = sampling.enter_context(self.accountant.window(peak_of=(live.role,))) \
+                    if self.sample_resources else None
+                load = self.generator.run(self.load_request(spec, live.port, workload.path), self.run_dir / "loadgen")
+            self.ledger.add("measured windows", time.monotonic() - started)
+        except LoadGenError as exc:
+            if server.alive():
+                status, cause = TrialStatus.LOADGEN_FAILED, f"the load generator failed: {exc}"
+            else:
+                status, cause = TrialStatus.SERVER_FAILED, f"{server_gone(live.session.label, server)} during the window"
+            return TrialResult(spec, live.info, status, started_at, now(), keepalive=live.keepalive,
+                               error=f"{cause}\n{server.log_tail()}".strip())
+        status, error = TrialStatus.OK, None
+        if not server.alive():
+            status = TrialStatus.SERVER_FAILED
+            error = f"{server_gone(live.session.label, server)} during the window\n{server.log_tail()}"
+        elif lost := sorted(before - process_tree(server.pids)):
+            # A worker died and its master (gunicorn, uWSGI) started another: the server is up,
+            # but the window's figures include the loss.
+            status = TrialStatus.SERVER_FAILED
+            error = (f"{len(lost)} process(es) of {live.session.label}'s server (pid {', '.join(map(str, lost))}) "
+                     f"exited during the window; the server itself is still up\n{server.log_tail()}")
+        return TrialResult(
+            spec, live.info, status, started_at, now(), load=load, keepalive=live.keepalive, error=error,
+            db_sessions=peak.peak if peak is not None else None,
+            checks=instrument_check("#DB sampler", peak.error if peak is not None else None),
+            resources=self.usages_for(live, usage) if usage is not None else (),
+            sampler_cpu_s=usage.sampler_cpu_s if usage is not None else None,
+            load_average=load_average,
+            cpu_source=self.accountant.source,
+            steal_s=usage.steal_s if usage is not None else None,
+        )
+
+    def usages_for(self, live: Live, usage: WindowUsage, partner: Live | None = None) -> tuple[ResourceUsage, ...]:
+        """The window's roles as a trial reports them: its own app as "app" (and its proxy as
+        "nginx"), a duet partner's as "partner", every other live server summed as idle-apps."""
+        out: list[ResourceUsage] = []
+        idle: list[ResourceUsage] = []
+        for role, u in usage.usages.items():
+            if role == live.role:
+                out.append(replace(u, role="app"))
+            elif live.proxy_role is not None and role == live.proxy_role:
+                out.append(replace(u, role="nginx"))
+            elif partner is not None and role in (partner.role, partner.proxy_role):
+                out.append(replace(u, role="partner" if role == partner.role else "partner-nginx"))
+            elif role.startswith("app-") or role.startswith("nginx-app-"):
+                idle.append(u)
+            else:
+                out.append(u)
+        if idle:
+            out.append(ResourceUsage(IDLE_APPS, sum(u.cpu_s for u in idle), sum(u.peak_rss_mb for u in idle),
+                                     sum(u.processes for u in idle), usage.window_s))
+        other = [u for u in out if u.role == OTHER]
+        return tuple(u for u in out if u.role != OTHER) + tuple(other)
