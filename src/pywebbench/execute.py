@@ -20,7 +20,8 @@ from types import FrameType
 from typing import Any
 
 from pywebbench import __version__
-from pywebbench.analyze.rows import Row, summarize, wide_rows
+from pywebbench.analyze.precision import wide_rows
+from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.measure.ceiling import GeneratorCeiling
 from pywebbench.stage.doctor import check

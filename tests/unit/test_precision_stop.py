@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.analyze.rows import precision_note, row_half_width, summarize
+from pywebbench.analyze.precision import precision_note, row_half_width
+from pywebbench.analyze.rows import summarize
 from pywebbench.execute import _too_wide, wide_labels
 from pywebbench.loadgen.base import LoadRequest
 from support.fake_loadgen import FakeLoadGenerator, synthetic_result

@@ -9,7 +9,7 @@ from typing import Any
 from dataclasses import dataclass, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
-from pywebbench.measure.checks import DEFAULT, RECOMPUTED, Check, Thresholds, check_name, trial_checks
+from pywebbench.analyze.rechecks import rechecked, recorded_ceilings, spread_check
 from pywebbench.plan.knobs import knob_short
 from pywebbench.analyze.paired import (
     Interval,
@@ -21,7 +21,7 @@ from pywebbench.analyze.paired import (
     statistic_value,
 )
 from pywebbench.results.model import Cell, ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
-from pywebbench.analyze.stats import Aggregation, aggregate, bootstrap_ci, half_width, ratio_ci
+from pywebbench.analyze.stats import Aggregation, aggregate, bootstrap_ci, ratio_ci
 
 CELL_KNOBS: tuple[str, ...] = Cell._fields
 """The knobs of a cell, in order (stack_cpus is the count of CPUs given to the stack)."""
@@ -163,47 +163,6 @@ def point_text(row: Row, knobs: tuple[str, ...]) -> str:
     """'connections=100 db_delay=20ms' for a row's values of the varying knobs."""
     return " ".join(knob_short(name, value) for name, value in zip(knobs, knob_values(row, knobs), strict=True)) \
         or "defaults"
-
-
-def spread_check(rps_ci: tuple[float, float] | None, center: float | None, repeats: int,
-                 thresholds: Thresholds = DEFAULT) -> str | None:
-    half = half_width(rps_ci, center)
-    if half is None or half <= thresholds.spread:
-        return None
-    return f"{Check.SPREAD}: 95% interval ±{half:.0%} over {repeats} repeats"
-
-
-def recorded_ceilings(results: ResultSet) -> dict[tuple[object, ...], float]:
-    """Generator ceilings the run measured, keyed as GeneratorCeiling keys them."""
-    found: dict[tuple[object, ...], float] = {}
-    for service in results.services:
-        c = service.config
-        if service.name == "generator-ceiling" and c.get("rps") and not c.get("errors"):
-            # `requests` (ab's fixed count) is part of the key since it shapes the ceiling; older
-            # records lack it and stand for every count.
-            key = (c.get("connections"), tuple(c.get("loadgen_cpus", ())), tuple(c.get("stack_cpus", ())),
-                   c.get("requests"))
-            found[key] = float(c["rps"])
-    return found
-
-
-def rechecked(trial: TrialResult, ceilings: dict[tuple[object, ...], float]) -> tuple[str, ...]:
-    """A trial's checks under the current rules, from its stored figures.
-
-    Checks that need the live server (no-overlap) are kept as recorded; the rest are
-    recomputed, so a corrected rule applies to old results files too.
-    """
-    if trial.load is None:
-        return trial.checks
-    spec = trial.spec
-    ceiling = ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests),
-                           ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, None)))
-    now = trial_checks(trial, ceiling)
-    firing = {check_name(c) for c in now}
-    # A stored check that still fires keeps its recorded wording; one that no longer fires goes.
-    kept = tuple(c for c in trial.checks if check_name(c) not in RECOMPUTED or check_name(c) in firing)
-    kept_names = {check_name(c) for c in kept}
-    return kept + tuple(c for c in now if check_name(c) not in kept_names)
 
 
 def latest_trials(trials: tuple[TrialResult, ...]) -> tuple[TrialResult, ...]:
@@ -413,32 +372,3 @@ def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], lis
         groups_of = dict(rank_with_ties(items))
         out += [replace(r, tie_group=groups_of.get(r.label)) for r in cell_rows]
     return out
-
-
-def row_half_width(row: Row) -> float | None:
-    """How wide the row's figure is, ±fraction: its paired ratio to the baseline where it has
-    one, else its req/s; 0 for the baseline itself under a paired method (1 by definition)."""
-    if row.method != "restart" and row.ratio is not None:
-        if row.ratio_ci == (1.0, 1.0):
-            return 0.0
-        return row.ratio_interval.half_width if row.ratio_interval is not None else None
-    return half_width(row.rps_ci, row.rps)
-
-
-def wide_rows(rows: tuple[Row, ...], precision: float) -> list[Row]:
-    """Measured rows whose interval is wider than ±precision, or that have none yet."""
-    return [r for r in rows if r.rps is not None
-            and ((w := row_half_width(r)) is None or w > precision)]
-
-
-def precision_note(results: ResultSet, summary: Summary) -> str | None:
-    precision = results.header.options.get("precision")
-    if not precision:
-        return None
-    rows = [r for r in summary.rows if r.rps is not None]
-    wide = wide_rows(summary.rows, float(precision))
-    rounds = max((t.spec.round for t in results.trials), default=0)
-    if not wide:
-        return f"precision: every interval within ±{float(precision):.1%} after {rounds} rounds"
-    return (f"precision: {len(wide)} of {len(rows)} intervals still wider than ±{float(precision):.1%} when the "
-            f"run stopped after {rounds} rounds (its budget or round limit): {', '.join(sorted({r.label for r in wide}))}")

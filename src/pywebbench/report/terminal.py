@@ -8,7 +8,8 @@ from itertools import groupby
 
 from rich.table import Table
 
-from pywebbench.analyze.rows import Row, Summary, precision_note, run_aggregation, summarize
+from pywebbench.analyze.precision import precision_note
+from pywebbench.analyze.rows import Row, Summary, run_aggregation, summarize
 from pywebbench.measure.checks import advice, check_name
 from pywebbench.plan.knobs import cpus_label, knob_labels
 from pywebbench.report.columns import (
