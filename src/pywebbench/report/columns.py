@@ -202,7 +202,8 @@ def method_note(rows: list[Row]) -> str:
     spec = rows[0].spec
     text = (f"Method: {method}, {rounds} rounds in {launches} launch(es), {spec.duration_s:g}s windows after "
             f"{spec.settle_s:g}s settles. Ratio: to the baseline within each round (a 10%-trimmed geometric "
-            "mean over rounds); its 95% interval by bootstrap over rounds nested in launches. Rows with the "
+            "mean over rounds); its 95% interval treats rounds as nested in launches (rounds resampled within "
+            "each launch, plus the variance between launches, Student's t). Rows with the "
             "same Tie number are tied: the interval of their own paired ratio holds 1.")
     if method == "duet":
         text += (" Duet: each stack was loaded at the same time as the baseline, on the same CPUs with equal "
