@@ -13,7 +13,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 import cattrs
 
@@ -48,13 +48,15 @@ class ResultsWriter:
         try:
             # 0700: the run directory holds generated configs and logs of private services.
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._file: IO[str] = open(path, "a", encoding="utf-8")
+            # A raw descriptor, no buffer: a write that fails leaves no half line queued to be
+            # flushed after the torn tail is cut (a full disk frees space when it is cut).
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise UserError(f"cannot write results to {path.parent}: {exc.strerror or exc}") from None
         try:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self._file.close()
+            os.close(self._fd)
             raise UserError(f"another pywebbench run is writing {path}; wait for it or choose another --out") \
                 from None
         if path.stat().st_size == 0:
@@ -73,14 +75,16 @@ class ResultsWriter:
         self._write({"record": "end", "status": status})
 
     def close(self) -> None:
-        self._file.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def _write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, sort_keys=True) + "\n"
+        data = memoryview((json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
         try:
-            self._file.write(line)
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            while data:
+                data = data[os.write(self._fd, data):]
+            os.fsync(self._fd)
         except OSError as exc:
             # A full disk (ENOSPC) mid-line: cut the torn tail, so the file ends at the last
             # whole record, and stop the run with one line.
