@@ -1,0 +1,57 @@
+"""--slo parsing and the capacity search on a known latency curve."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from pywebbench.analyze.ratesearch import search_capacity
+from pywebbench.errors import UserError
+from pywebbench.plan.slo import Slo, parse_slo
+
+
+def test_slo_texts() -> None:
+    assert parse_slo("p99<100ms") == Slo(99.0, 100.0)
+    assert parse_slo(" p99.9 < 0.25s ") == Slo(99.9, 250.0)
+    for bad in ("p99>100ms", "p100<1ms", "99<100ms", "p99<0ms", "p99<100"):
+        with pytest.raises(UserError):
+            parse_slo(bad)
+    assert Slo(99, 100).met(99.9) and not Slo(99, 100).met(100.0) and not Slo(99, 100).met(None)
+
+
+def _queue(capacity: float) -> tuple[Callable[[float], float | None], list[float]]:
+    """p99 of a server that keeps up below `capacity` and queues past it."""
+    calls: list[float] = []
+
+    def measure(rate: float) -> float | None:
+        calls.append(rate)
+        return 5.0 if rate <= capacity else 5.0 + (rate - capacity) * 10
+    return measure, calls
+
+
+def test_the_search_brackets_then_bisects_to_the_resolution() -> None:
+    measure, calls = _queue(1_300.0)
+    found = search_capacity(measure, Slo(99, 50), start=100, max_rate=100_000, resolution=0.02, max_probes=20)
+    assert found.stopped == "resolved"
+    assert found.rate is not None and found.failed_at is not None
+    assert found.rate <= 1_304.5 < found.failed_at  # 5 ms + 10 ms per req/s past capacity: 50 ms at 1,304.5
+    assert found.bracket is not None and found.bracket <= 0.02
+    assert calls[:5] == [100, 200, 400, 800, 1600]
+
+
+def test_a_first_rate_too_high_halves_and_a_hopeless_app_stops_at_the_floor() -> None:
+    measure, calls = _queue(300.0)
+    found = search_capacity(measure, Slo(99, 50), start=5_000, max_rate=10_000, resolution=0.05, max_probes=20)
+    assert calls[:5] == [5_000, 2_500, 1_250, 625, 312.5]
+    assert found.rate is not None and 304.5 / 1.05 <= found.rate <= 304.5
+    never = search_capacity(lambda rate: None, Slo(99, 50), start=640, max_rate=1000, max_probes=50)
+    assert never.rate is None and never.stopped == "floor" and never.probes[-1].rate == 10
+
+
+def test_an_app_faster_than_the_max_rate_and_a_search_out_of_probes() -> None:
+    measure, _ = _queue(1e9)
+    assert search_capacity(measure, Slo(99, 50), start=100, max_rate=1000).stopped == "max-rate"
+    measure, _ = _queue(1_300.0)
+    short = search_capacity(measure, Slo(99, 50), start=100, max_rate=100_000, resolution=0.001, max_probes=7)
+    assert short.stopped == "probes" and len(short.probes) == 7 and short.rate is not None
