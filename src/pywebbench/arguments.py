@@ -53,6 +53,17 @@ def _cpu_list(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _fraction(text: str) -> float:
+    """`5%` or `0.05`: a fraction in (0, 1)."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage such as 5%") from None
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 100%")
+    return value
+
+
 def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--config", type=Path, help="TOML file with a [run] table of options")
     p_run.add_argument("--preset", help="a seed experiment (see `pywebbench list --presets`); flags override it")
@@ -151,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument("before", type=Path)
     p_cmp.add_argument("after", type=Path)
     p_cmp.add_argument("--json", action="store_true", help="machine-readable output")
+    p_cmp.add_argument("--markdown", action="store_true", help="a Markdown table, e.g. for a pull-request comment")
+    p_cmp.add_argument("--fail-on-regression", type=_fraction, metavar="PCT", default=None,
+                       help="exit 1 when a row got significantly slower by more than PCT (e.g. 5%%)")
 
     p_report = sub.add_parser("report", help="render a finished or interrupted run from its results file")
     p_report.add_argument("run_dir", type=Path)

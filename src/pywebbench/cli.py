@@ -39,7 +39,7 @@ from pywebbench.plan.options import RunOptions, from_sources
 from pywebbench.plan.sessions import Plan
 from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.calibration import render_calibration
-from pywebbench.report.comparison import render_comparison
+from pywebbench.report.comparison import render_comparison, render_comparison_markdown
 from pywebbench.report.formats import renderer
 from pywebbench.report.tables import render_doctor, render_presets, render_stacks
 from pywebbench.report.ranking_view import render_ranking
@@ -286,8 +286,20 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     comparison = compare_results(load_results(args.before), load_results(args.after))
-    print(comparison.to_json() if args.json else render_comparison(comparison))
-    return 0
+    if args.json:
+        print(comparison.to_json())
+    elif args.markdown:
+        print(render_comparison_markdown(comparison), end="")
+    else:
+        print(render_comparison(comparison), end="")
+    if args.fail_on_regression is None:
+        return 0
+    regressions = comparison.regressions(args.fail_on_regression)
+    for change in regressions:
+        low, high = change.ratio_ci or (float("nan"), float("nan"))
+        err.print(f"regression: {change.stack} {change.workload} ({change.knobs}): req/s {change.rps_change:+.1%}, "
+                  f"95% interval of after/before [{low:.3f}, {high:.3f}]", markup=False)
+    return 1 if regressions else 0
 
 
 def cmd_list_presets() -> int:

@@ -11,11 +11,12 @@ from pathlib import Path
 from pywebbench.analyze.calibrate import calibrate_report
 from pywebbench.analyze.compare import compare_results
 from pywebbench.report.calibration import render_calibration
-from pywebbench.report.comparison import render_comparison
+from pywebbench.cli import main
+from pywebbench.report.comparison import render_comparison, render_comparison_markdown
 from support.fake_loadgen import synthetic_result
 from pywebbench.report.ranking_view import render_ranking, sweep_views
 from pywebbench.results.model import ResourceUsage, ResultSet, TrialResult, TrialSpec, TrialStatus
-from pywebbench.results.store import load_results
+from pywebbench.results.store import ResultsWriter, load_results, results_path
 from support.builders import header, stack
 from support.results_fixture import write_results
 
@@ -40,6 +41,30 @@ def test_the_same_results_compare_as_within_noise_and_a_real_change_as_significa
     assert faster and all(c.verdict == "faster" and c.rps_change is not None and c.rps_change > 0.4
                           for c in faster)
     assert "faster" in render_comparison(changed)
+
+
+def _store(results: ResultSet, run_dir: Path) -> Path:
+    writer = ResultsWriter(results_path(run_dir), results.header)
+    for trial in results.trials:
+        writer.add_trial(trial)
+    writer.finish("complete")
+    writer.close()
+    return run_dir
+
+
+def test_the_regression_gate_fails_on_a_significant_slowdown_past_its_threshold(tmp_path: Path) -> None:
+    before = load_results(write_results(tmp_path / "a"))
+    slower = _scaled(before, 0.5, "starlette:uvicorn")
+    comparison = compare_results(before, slower)
+    hit = comparison.regressions(0.05)
+    assert hit and {c.stack for c in hit} == {"starlette:uvicorn"}
+    assert comparison.regressions(0.6) == ()  # 50% slower is not past a 60% threshold
+    assert compare_results(before, before).regressions(0.05) == ()
+    assert "| starlette:uvicorn |" in render_comparison_markdown(comparison)
+    same_dir, slower_dir = tmp_path / "a", _store(slower, tmp_path / "b")
+    assert main(["compare", str(same_dir), str(slower_dir), "--fail-on-regression", "5%"]) == 1
+    assert main(["compare", str(same_dir), str(same_dir), "--fail-on-regression", "5%"]) == 0
+    assert main(["compare", str(same_dir), str(slower_dir), "--markdown"]) == 0
 
 
 def _calibration_trial(alias: str, round_no: int, rps: float, cpu_us: float) -> TrialResult:

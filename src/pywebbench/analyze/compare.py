@@ -49,6 +49,13 @@ class Comparison:
     def significant(self) -> tuple[Change, ...]:
         return tuple(c for c in self.changes if c.verdict in ("faster", "slower"))
 
+    def regressions(self, threshold: float) -> tuple[Change, ...]:
+        """Rows significantly slower (the interval of after/before req/s below 1) by more than
+        `threshold` (a fraction): what a CI gate fails on. A change without an interval (one
+        repeat) is never a regression: it cannot be told from noise."""
+        return tuple(c for c in self.changes
+                     if c.verdict == "slower" and c.rps_change is not None and c.rps_change < -threshold)
+
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
 

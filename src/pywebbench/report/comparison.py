@@ -8,6 +8,7 @@ from rich.table import Table
 
 from pywebbench.analyze.compare import Comparison
 from pywebbench.report.columns import inert, plain_console
+from pywebbench.report.markdown import escape
 
 
 def _pct(value: float | None) -> str:
@@ -41,3 +42,17 @@ def render_comparison(comparison: Comparison, width: int = 150) -> str:
         if names:
             console.print(f"{label}: {', '.join(names)}")
     return inert(buffer.getvalue())
+
+
+def render_comparison_markdown(comparison: Comparison) -> str:
+    """The same comparison as a Markdown table (a pull-request comment)."""
+    lines = [f"**pywebbench compare** `{escape(comparison.before)}` -> `{escape(comparison.after)}`", "",
+             "| Stack | Workload | Knobs | Req/s | Change | 95% CI of ratio | P99 ms | CPU ms/req | Verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c in comparison.changes:
+        ci = "-" if c.ratio_ci is None else f"[{c.ratio_ci[0]:.3f}, {c.ratio_ci[1]:.3f}]"
+        lines.append(f"| {escape(c.stack)} | {escape(c.workload)} | {escape(c.knobs)} | "
+                     f"{_pair(c.rps_before, c.rps_after, ',.0f')} | {_pct(c.rps_change)} | {ci} | "
+                     f"{_pair(c.p99_before, c.p99_after, '.1f')} | {_pair(c.cpu_before, c.cpu_after, '.3f')} | "
+                     f"{c.verdict} |")
+    return "\n".join(lines) + "\n"
