@@ -118,6 +118,12 @@ class ManagedProcess:
     def stderr_tail(self, lines: int = 20) -> str:
         return tail(self.stderr_path, lines)
 
+    def terminate(self) -> None:
+        """SIGTERM to the group without waiting: several children then wind down at once, and
+        each stop() that follows finds its child already going."""
+        if self._popen is not None and self._stopped is None and self._popen.poll() is None:
+            _signal_group(self._popen.pid, signal.SIGTERM)
+
     def stop(self) -> int | None:
         """SIGTERM to the group, a grace period, SIGKILL, then reap. Idempotent."""
         if self._popen is None:

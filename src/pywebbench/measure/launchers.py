@@ -40,6 +40,8 @@ class RunningServer:
     """Root processes of the server, whose trees the resource sampler follows."""
     returncode: Callable[[], int | None] = lambda: None
     """How the server's main process ended (None while it runs)."""
+    terminate: Callable[[], None] = lambda: None
+    """Ask it to stop without waiting (the launch ends: all its servers wind down at once)."""
 
 
 def process_tree(roots: tuple[int, ...]) -> set[int]:
@@ -126,7 +128,8 @@ def _process(argv: list[str], env: dict[str, str], logs: Path, label: str, port:
         def tail() -> str:
             return proc.stderr_tail(15) or proc.stdout_path.read_text(errors="replace")[-1500:]
 
-        yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail, (proc.pid,), proc.poll)
+        yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail, (proc.pid,), proc.poll,
+                            proc.terminate)
 
 
 @dataclass(frozen=True)
