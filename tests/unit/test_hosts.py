@@ -1,0 +1,51 @@
+"""The --hosts inventory: roles placed on hosts, refused in one line when it cannot work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pywebbench.errors import UserError
+from pywebbench.plan.hosts import Role, load_inventory, parse_inventory
+
+
+def test_roles_land_on_their_hosts_and_unplaced_roles_on_the_app_host(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.toml"
+    path.write_text('[hosts.gen1]\naddress = "10.0.0.2"\nroles = ["generator"]\n'
+                    '[hosts.gen2]\naddress = "10.0.0.4"\nroles = ["generator"]\n'
+                    '[hosts.app]\naddress = "10.0.0.3"\nuser = "bench"\nport = 2222\nkey = "~/.ssh/k"\n'
+                    'roles = ["app", "db"]\n')
+    inventory = load_inventory(path)
+    assert [h.name for h in inventory.generators] == ["gen1", "gen2"]
+    app = inventory.host_of(Role.APP)
+    assert (app.name, app.user, app.port, app.key) == ("app", "bench", 2222, Path("~/.ssh/k").expanduser())
+    assert inventory.host_of(Role.DB) is app and inventory.host_of(Role.PROXY) is app
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app"]\n', "no host takes the generator role"),
+    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["generator"]\n', "no host takes the app role"),
+    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator"]\n[hosts.b]\naddress = "10.0.0.3"\n'
+     'roles = ["app"]\n', "role 'app' is on 'a' and 'b'"),
+    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["web"]\n', "unknown role 'web'"),
+    ('[hosts.a]\naddress = "8.8.8.8"\nroles = ["app", "generator"]\n', "public address"),
+    ('[hosts.a]\naddress = "not an address!"\nroles = ["app", "generator"]\n', "neither an IP address"),
+    ('[hosts.a]\naddress = "10.0.0.2"\nport = 70000\nroles = ["app", "generator"]\n', "port must be"),
+    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator"]\npassword = "x"\n', "unknown key 'password'"),
+    ('[server]\nx = 1\n', "unknown table 'server'"),
+    ('hosts = [', "does not parse"),
+])
+def test_an_inventory_that_cannot_work_is_one_line(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "hosts.toml"
+    path.write_text(text)
+    with pytest.raises(UserError) as caught:
+        load_inventory(path)
+    assert says in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_public_address_needs_allow_remote() -> None:
+    data = {"hosts": {"a": {"address": "8.8.8.8", "roles": ["app", "generator"]}}}
+    assert parse_inventory(data, allow_remote=True).hosts[0].address == "8.8.8.8"
+    with pytest.raises(UserError, match="cannot read the inventory"):
+        load_inventory(Path("/nonexistent/hosts.toml"))
