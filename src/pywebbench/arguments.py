@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
+from typing import NoReturn
 
 from pywebbench import __version__
 from pywebbench.analyze.calibrate import DEFAULT_SLOWDOWN

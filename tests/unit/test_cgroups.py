@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.measure import cgroups
+from pywebbench.measure import cgroup_layout, cgroups
 from pywebbench.measure.cgroups import (
     CgroupError,
     CgroupLayout,
@@ -158,7 +158,7 @@ def test_co_mounted_v1_and_escaped_mount_points() -> None:
 
 
 def test_no_cgroup_mounts() -> None:
-    assert parse_mountinfo(NO_CGROUPS) == cgroups.CgroupMounts()
+    assert parse_mountinfo(NO_CGROUPS) == cgroup_layout.CgroupMounts()
     assert plan_layout(parse_mountinfo(NO_CGROUPS)) is None
     assert detect(NO_CGROUPS) is None
 

@@ -69,13 +69,6 @@ def server_gone(label: str, server: RunningServer) -> str:
     return f"the server of {label} {how}"
 
 
-def server_gone(label: str, server: RunningServer) -> str:
-    """One line: how a stack's server ended."""
-    code = server.returncode()
-    how = describe_exit(code) if code is not None else "exited"
-    return f"the server of {label} {how}"
-
-
 def base_environment(extra_path: str = "") -> dict[str, str]:
     """An explicit environment: nothing of the harness's own leaks into the server."""
     return {
