@@ -79,7 +79,7 @@ def row(run: CalibrationRun) -> str:
     a, b = c.cpu_us_per_req_a, c.cpu_us_per_req_b
     by_cpu = None if a is None or not b else 1 - a / b
     return (f"| {run.name} | {run.rounds_per_launch} / {run.warmup_s} s | {c.rounds} | {c.launches} | "
-            f"{c.wall_s / 60:.1f} min | {_pct(c.main_measured_share, 0)} | {_ci(c.aa_ratio, c.aa_ci)} | "
+            f"{c.wall_s / 60:.1f} min | {_pct(c.main_measured_share)} | {_ci(c.aa_ratio, c.aa_ci)} | "
             f"{'yes' if c.aa_contains_one else 'NO'} | {c.injected_slowdown:.0%} ({_pct(by_cpu)} by CPU) | "
             f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {_pct(c.mde)} | "
             f"{_pct(run.launch_sd)} | {_pct(run.round_sd)} |")
@@ -107,5 +107,5 @@ def summary(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: floa
         text += (f", a smallest detectable difference of {min(mdes):.1%}-{max(mdes):.1%} "
                  f"({small} of {len(mdes)} at or under {mde_target:.0%})")
     if shares:
-        text += f", {min(shares):.0%}-{max(shares):.0%} of the main phase's wall time in measured windows"
+        text += f", {min(shares):.1%}-{max(shares):.1%} of the main phase's wall time in measured windows"
     return text + "."
