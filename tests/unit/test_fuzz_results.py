@@ -135,7 +135,9 @@ def test_wrong_types(tmp_path_factory: pytest.TempPathFactory, good_file: bytes,
         index = data.draw(st.integers(min_value=0, max_value=len(records) - 1))
         paths = [p for p in _leaves(records[index]) if p]
         path = data.draw(st.sampled_from(paths))
-        _set(records[index], path, data.draw(WRONG))
+        # a copy: sampled_from hands out the same list or dict each time, and a shared one set
+        # into itself would make a cycle (and leak into later examples)
+        _set(records[index], path, copy.deepcopy(data.draw(WRONG)))
     render_all_or_refuse(write(tmp_path_factory, _dump(records)))
 
 
