@@ -35,3 +35,14 @@ def test_a_known_place_that_is_not_executable_is_skipped(tmp_path: Path, monkeyp
     monkeypatch.setenv("PATH", os.devnull)
     monkeypatch.setitem(tools.KNOWN_PLACES, "pgbouncer", lambda: [plain])
     assert tools.locate("pgbouncer") is None
+
+
+def test_a_fallback_is_searched_only_after_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fallback = _executable(tmp_path / "go")
+    on_path = tmp_path / "bin"
+    on_path.mkdir()
+    monkeypatch.setitem(tools.FALLBACKS, "go", lambda: [fallback])
+    monkeypatch.setenv("PATH", str(on_path))
+    assert tools.locate("go") == str(fallback)
+    _executable(on_path / "go")
+    assert tools.locate("go") == str(on_path / "go")

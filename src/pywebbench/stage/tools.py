@@ -1,8 +1,8 @@
 """Where each outside tool is: one locator for `doctor`, the generators and the services.
 
-Debian puts daemons in /usr/sbin, which is not on every user's PATH, PostgreSQL under
-/usr/lib/postgresql/N/bin, Go under /usr/local/go, and scripts/install.sh builds oha into the
-cache: so each tool has its known places, searched before PATH.
+Debian puts daemons in /usr/sbin, which is not on every user's PATH, and PostgreSQL under
+/usr/lib/postgresql/N/bin: those places are searched before PATH. Go under /usr/local/go and
+the oha scripts/install.sh builds into the cache are fallbacks after PATH.
 """
 
 from __future__ import annotations
@@ -27,15 +27,23 @@ KNOWN_PLACES: dict[str, Callable[[], list[Path]]] = {
     "nginx": lambda: [Path("/usr/sbin/nginx")],
     "pgbouncer": lambda: [Path("/usr/sbin/pgbouncer")],
     "postgres": _postgres_candidates,
+}
+"""Searched before PATH: the daemons Debian installs off most users' PATH."""
+
+FALLBACKS: dict[str, Callable[[], list[Path]]] = {
     "go": lambda: [Path("/usr/local/go/bin/go"), Path("/usr/lib/go/bin/go")],
     "oha": lambda: [cache_root() / "tools" / "cargo" / "bin" / "oha", REPO_ROOT / ".tools" / "cargo" / "bin" / "oha",
                     Path.home() / ".cargo" / "bin" / "oha"],
 }
+"""Searched after PATH: a user's own go or oha wins over the usual install places."""
 
 
 def locate(name: str) -> str | None:
-    """The tool's executable: its known places first, then PATH; None when it is missing."""
+    """The tool's executable: its known places, then PATH, then its fallbacks; None when missing."""
     for candidate in KNOWN_PLACES.get(name, list)():
         if os.access(candidate, os.X_OK):
             return str(candidate)
-    return shutil.which(name)
+    found = shutil.which(name)
+    if found is not None:
+        return found
+    return next((str(c) for c in FALLBACKS.get(name, list)() if os.access(c, os.X_OK)), None)

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pywebbench.errors import UserError
+from pywebbench.stage.tools import locate
 
 SOURCE_DIR = Path(__file__).resolve().parent / "go"
-FALLBACK_GO = ("/usr/local/go/bin/go", "/usr/lib/go/bin/go")
 COMMANDS = ("reference", "upstream")
 BUILD_TIMEOUT_S = 900.0
 PGX_MODULE = "github.com/jackc/pgx/v5"
@@ -49,11 +49,11 @@ class GoBinaries:
 
 
 def find_go(go: str | None = None) -> str:
-    """The go command: `go` if given, else `go` on PATH, else the usual install locations."""
-    candidates = [go] if go else [shutil.which("go"), *FALLBACK_GO]
-    for candidate in candidates:
-        if candidate and (found := shutil.which(candidate)):
-            return found
+    """The go command: `go` if given, else where the tool locator finds it (PATH, then the usual
+    install locations)."""
+    found = shutil.which(go) if go else locate("go")
+    if found is not None:
+        return found
     wanted = go or "go (on PATH, /usr/local/go/bin/go or /usr/lib/go/bin/go)"
     raise GoBuildError(
         f"Go toolchain not found: {wanted}; install Go >= 1.19 (e.g. apt-get install golang-go) "
