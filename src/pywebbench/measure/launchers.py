@@ -116,7 +116,12 @@ class Launcher(Protocol):
 
 
 @contextmanager
-def _process(argv: list[str], env: dict[str, str], logs: Path, label: str, port: int) -> Iterator[RunningServer]:
+def _pinned_server(session: Session, program: str, prefix: Sequence[str], env: dict[str, str], logs: Path,
+                   label: str) -> Iterator[RunningServer]:
+    """The catalog's argv for the stack with `program`, behind `prefix` and pinned to the stack CPUs."""
+    port = free_port(HOST)
+    launch = LaunchSpec(program, session.stack.framework.module, HOST, port, session.workers, session.threads)
+    argv = [*prefix, *taskset_prefix(_cpus(session)), *session.stack.server.build_argv(launch)]
     with ManagedProcess(argv, env=env, log_dir=logs, name=label) as proc:
         def tail() -> str:
             return proc.stderr_tail(15) or proc.stdout_path.read_text(errors="replace")[-1500:]
@@ -127,19 +132,15 @@ def _process(argv: list[str], env: dict[str, str], logs: Path, label: str, port:
 
 @dataclass(frozen=True)
 class PythonLauncher:
-    """The stack's server from its uv environment, pinned to the stack CPUs."""
+    """The stack's server from its uv environment."""
 
     env_path: Path
 
     def start(self, session: Session, label: str, app_env: dict[str, str], logs: Path,
               prefix: Sequence[str]) -> AbstractContextManager[RunningServer]:
-        port = free_port(HOST)
         bin_dir = self.env_path / "bin"
-        launch = LaunchSpec(str(bin_dir / "python"), session.stack.framework.module, HOST, port, session.workers,
-                            session.threads)
-        argv = [*prefix, *taskset_prefix(_cpus(session)), *session.stack.server.build_argv(launch)]
         env = {**base_environment(str(bin_dir)), **app_env, "VIRTUAL_ENV": str(self.env_path)}
-        return _process(argv, env, logs, label, port)
+        return _pinned_server(session, str(bin_dir / "python"), prefix, env, logs, label)
 
 
 @dataclass(frozen=True)
@@ -150,11 +151,7 @@ class NativeLauncher:
 
     def start(self, session: Session, label: str, app_env: dict[str, str], logs: Path,
               prefix: Sequence[str]) -> AbstractContextManager[RunningServer]:
-        port = free_port(HOST)
-        launch = LaunchSpec(str(self.binary), session.stack.framework.module, HOST, port, session.workers,
-                            session.threads)
-        argv = [*prefix, *taskset_prefix(_cpus(session)), *session.stack.server.build_argv(launch)]
-        return _process(argv, {**base_environment(), **app_env}, logs, label, port)
+        return _pinned_server(session, str(self.binary), prefix, {**base_environment(), **app_env}, logs, label)
 
 
 class NginxLauncher:
