@@ -23,7 +23,7 @@ from pywebbench.measure.accounting import WindowUsage
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
 from pywebbench.measure.runner import Runner
-from pywebbench.measure.window import LaunchFailed, Live, now
+from pywebbench.measure.window import LaunchFailed, Live, died_during, load_failed, now
 from pywebbench.services.backing import PeakSampler
 from pywebbench.measure.checks import instrument_check, trial_checks
 from pywebbench.catalog.workloads import Workload
@@ -287,14 +287,14 @@ class Rounds:
                      mark: int) -> None:
         runner = self.runner
         if not isinstance(load, LoadResult):
-            status = TrialStatus.LOADGEN_FAILED if side.server.alive() else TrialStatus.SERVER_FAILED
+            status, failure = load_failed(side, load if load is not None else LoadGenError("no result"))
             runner.record(runner.mark_faults(
                 TrialResult(side_spec, side.info, status, started_at, now(), keepalive=side.keepalive,
-                            error=f"{load}\n{side.server.log_tail()}".strip()), mark))
+                            error=failure), mark))
             return
         status, error = TrialStatus.OK, None
-        if not side.server.alive():
-            status, error = TrialStatus.SERVER_FAILED, f"server exited during load\n{side.server.log_tail()}"
+        if (died := died_during(side)) is not None:
+            status, error = TrialStatus.SERVER_FAILED, died
         found = side.overlap.get(workload.name)
         result = TrialResult(
             side_spec, side.info, status, started_at, now(), load=load, keepalive=side.keepalive, error=error,

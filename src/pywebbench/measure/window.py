@@ -80,6 +80,23 @@ class Live:
     """Checks found at launch that hold for every window of it (a failed keep-alive probe)."""
 
 
+def load_failed(live: Live, exc: LoadGenError) -> tuple[TrialStatus, str]:
+    """Why a window has no load: the generator failed, or the server it loaded died under it."""
+    server = live.server
+    if server.alive():
+        status, cause = TrialStatus.LOADGEN_FAILED, f"the load generator failed: {exc}"
+    else:
+        status, cause = TrialStatus.SERVER_FAILED, f"{server_gone(live.session.label, server)} during the window"
+    return status, f"{cause}\n{server.log_tail()}".strip()
+
+
+def died_during(live: Live) -> str | None:
+    """The server ended while its window ran (its log's tail after the cause), else None."""
+    if live.server.alive():
+        return None
+    return f"{server_gone(live.session.label, live.server)} during the window\n{live.server.log_tail()}"
+
+
 class WindowMeasurer:
     """Measuring on live servers; the runner supplies what is declared here."""
 
@@ -202,16 +219,11 @@ class WindowMeasurer:
                 load = self.generator.run(self.load_request(spec, live.port, workload.path), self.run_dir / "loadgen")
             self.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
-            if server.alive():
-                status, cause = TrialStatus.LOADGEN_FAILED, f"the load generator failed: {exc}"
-            else:
-                status, cause = TrialStatus.SERVER_FAILED, f"{server_gone(live.session.label, server)} during the window"
-            return TrialResult(spec, live.info, status, started_at, now(), keepalive=live.keepalive,
-                               error=f"{cause}\n{server.log_tail()}".strip())
+            status, failure = load_failed(live, exc)
+            return TrialResult(spec, live.info, status, started_at, now(), keepalive=live.keepalive, error=failure)
         status, error = TrialStatus.OK, None
-        if not server.alive():
-            status = TrialStatus.SERVER_FAILED
-            error = f"{server_gone(live.session.label, server)} during the window\n{server.log_tail()}"
+        if (died := died_during(live)) is not None:
+            status, error = TrialStatus.SERVER_FAILED, died
         elif lost := sorted(before - process_tree(server.pids)):
             # A worker died and its master (gunicorn, uWSGI) started another: the server is up,
             # but the window's figures include the loss.
