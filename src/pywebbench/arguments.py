@@ -76,7 +76,7 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--workload", action="append", dest="workloads", help="workload (repeatable)")
     p_run.add_argument("--connections", type=_positive_int)
     p_run.add_argument("--duration", type=float, help="measured seconds per trial")
-    p_run.add_argument("--warmup", type=float, help="discarded warmup seconds per trial")
+    p_run.add_argument("--warmup", type=float, help="discarded warmup seconds per server start (0.5)")
     p_run.add_argument("--workers", type=_positive_int, help="worker processes (default: seed 000's rule)")
     p_run.add_argument("--threads", type=_positive_int, help="threads per worker for threaded servers")
     p_run.add_argument("--stack-cpus", type=_cpu_list, help="CPUs for the stack, e.g. 1-3")
@@ -98,7 +98,7 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m: rounds are added "
                        "while intervals are wider than --precision and the budget allows")
     p_run.add_argument("--rounds-per-launch", type=_positive_int,
-                       help="rounds on one start of the servers before they are started again (2)")
+                       help="rounds on one start of the servers before they are started again (3)")
     p_run.add_argument("--timeout", type=float, help="seconds before the generator gives up on a request (5)")
     p_run.add_argument("--no-keepalive", dest="keepalive", action="store_const", const=False)
     p_run.add_argument("--seed", type=int, help="seed of the random stack order")

@@ -271,11 +271,12 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
               extra={"extra_loops": extra_loops, "slowdown": args.slowdown})
     outcome = _execute(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")
     main_measured = outcome.ledger.get("measured windows", 0.0)
+    wall_s = time.monotonic() - started
     report = calibrate_report(load_results(outcome.run_dir), extra_loops=extra_loops,
                               extra_us=extra_loops / per_us, slowdown=args.slowdown,
-                              wall_s=time.monotonic() - started, loop_cost_us=loop_cost_us,
-                              measured_s=measured_s + main_measured,
-                              main_share=main_measured / outcome.wall_s if outcome.wall_s > 0 else None)
+                              wall_s=wall_s, loop_cost_us=loop_cost_us,
+                              measured_share=(measured_s + main_measured) / wall_s,
+                              main_measured_share=main_measured / outcome.wall_s if outcome.wall_s > 0 else None)
     (outcome.run_dir / "calibration.json").write_text(report.to_json())
     if args.json:
         print(json.dumps(asdict(report)))

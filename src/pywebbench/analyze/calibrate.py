@@ -137,8 +137,8 @@ def _pair(ci: tuple[float, float] | None) -> tuple[float, float] | None:
 
 
 def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, slowdown: float, wall_s: float,
-                     loop_cost_us: float | None = None, measured_s: float | None = None,
-                     main_share: float | None = None) -> Calibration:
+                     loop_cost_us: float | None = None, measured_share: float | None = None,
+                     main_measured_share: float | None = None) -> Calibration:
     rows = list(summarize(results, baseline=_baseline(results)).rows)
     a, a2, b = _row(rows, "A"), _row(rows, "A2"), _row(rows, "B")
     if a is None or a2 is None or b is None:
@@ -162,8 +162,8 @@ def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, s
         cpu_aa_ratio=a2.cpu_ratio, cpu_aa_ci=_pair(a2.cpu_ratio_ci),
         cpu_ab_ratio=b.cpu_ratio, cpu_ab_ci=_pair(b.cpu_ratio_ci),
         ab_within_expected=None if b.ratio_ci is None else b.ratio_ci[0] <= expected <= b.ratio_ci[1],
-        measured_share=None if measured_s is None or wall_s <= 0 else round(measured_s / wall_s, 4),
-        main_measured_share=None if main_share is None else round(main_share, 4),
+        measured_share=None if measured_share is None else round(measured_share, 4),
+        main_measured_share=None if main_measured_share is None else round(main_measured_share, 4),
     )
 
 

@@ -36,8 +36,7 @@ def load_run(path: Path) -> CalibrationRun:
     figures = calibrate_report(
         results, extra_loops=printed["extra_loops"], extra_us=printed["extra_us"],
         slowdown=printed["injected_slowdown"], wall_s=printed["wall_s"], loop_cost_us=printed.get("loop_cost_us"),
-        measured_s=None if printed.get("measured_share") is None else printed["measured_share"] * printed["wall_s"],
-        main_share=printed.get("main_measured_share"),
+        measured_share=printed.get("measured_share"), main_measured_share=printed.get("main_measured_share"),
     )
     options = results.header.options
     a = [t for t in results.trials if t.spec.alias == "A"]
