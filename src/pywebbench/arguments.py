@@ -92,7 +92,7 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--max-rounds", type=_positive_int, help="round limit of the stopping rule (200)")
     p_run.add_argument("--method", choices=list(METHODS),
                        help="interleaved (default): live servers, short windows in a fresh random order per "
-                       "round, paired ratios; duet: each stack loaded beside the baseline at once (CPU-bound "
+                       "round, paired ratios; duet: every pair of stacks (at most 5) loaded at once each round (CPU-bound "
                        "comparisons); restart: a server start, warmup and one window per trial (the seeds' method)")
     p_run.add_argument("--settle", type=float, help="discarded seconds of load before each interleaved window")
     p_run.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m: rounds are added "

@@ -32,7 +32,7 @@ from pywebbench.loadgen.registry import make_generator
 from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import Accountant, CgroupAccountant, ProcAccountant
 from pywebbench.measure.cgroups import CgroupError, CgroupTree, detect
-from pywebbench.measure.rounds import Budget, RoundPlan, Rounds
+from pywebbench.measure.rounds import MAX_DUET_STACKS, Budget, RoundPlan, Rounds
 from pywebbench.plan.sessions import Plan, Session, Variant, make_plan, needs_of, point_label
 from pywebbench.plan.presets import get_preset
 from pywebbench.measure.machine import machine_info, usable_cpus
@@ -353,6 +353,10 @@ def execute(
     plan = begun.plan
     if options.method == "duet" and baseline not in {s.label for s in plan.sessions}:
         raise UserError(f"--method duet loads every stack beside the baseline {baseline}: add --stack {baseline}")
+    if options.method == "duet" and (count := len({s.label for s in plan.sessions})) > MAX_DUET_STACKS:
+        raise UserError(f"--method duet loads every pair of stacks each round: at most {MAX_DUET_STACKS} stacks "
+                        f"({MAX_DUET_STACKS * (MAX_DUET_STACKS - 1) // 2} windows a round), not {count}; "
+                        "use --method interleaved for more")
     check_tools(plan, options)
     if resume is None and results_path(run_dir).exists():
         raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")

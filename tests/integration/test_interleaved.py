@@ -85,6 +85,15 @@ def test_duet_without_the_baseline_is_refused_before_anything_starts(tmp_path: P
     assert not results_path(tmp_path).exists()
 
 
+def test_a_duet_of_more_stacks_than_its_rounds_can_pair_is_refused(tmp_path: Path) -> None:
+    stacks = ["flask:gunicorn-sync", "falcon:gunicorn-sync", "bottle:gunicorn-sync", "django:gunicorn-sync",
+              "hug:gunicorn-sync", "flask:waitress"]
+    done = pywebbench("run", *[a for s in stacks for a in ("--stack", s)], "--method", "duet", "--out", str(tmp_path))
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().count("\n") == 0 and "every pair" in done.stderr
+    assert not results_path(tmp_path).exists()
+
+
 def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Path) -> None:
     done = pywebbench("calibrate", "--json", "--budget", "40s", "--duration", "1", "--warmup", "0.5",
                       "--settle", "0.2", "--connections", "20", "--out", str(tmp_path))

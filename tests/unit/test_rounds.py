@@ -128,18 +128,21 @@ def test_no_server_is_left_after_the_rounds(tmp_path: Path) -> None:
     assert left == []
 
 
-def test_duet_pairs_each_stack_with_the_baseline_in_the_same_window(tmp_path: Path) -> None:
+def test_duet_loads_every_pair_once_a_round_so_every_stack_has_the_same_history(tmp_path: Path) -> None:
     setup = _Setup(tmp_path, method="duet")
     setup.rounds.run(setup.plan(min_rounds=3, method="duet"))
     setup.close()
     trials = load_results(tmp_path).trials
-    base = stdlib_stack("ok", "one").id
-    assert len(trials) == 3 * 4  # per round: two duets, each recording both sides
-    for t in trials:
-        assert t.spec.partner and (t.spec.partner == base) != (t.spec.stack_id == base)
-        assert t.spec.slot in (1, 2)
+    assert len(trials) == 3 * 6  # per round: three pairs, each recording both sides
+    for round_no in (1, 2, 3):
+        sides = [t for t in trials if t.spec.round == round_no]
+        pairs = {frozenset((t.spec.stack_id, t.spec.partner)) for t in sides}
+        assert len(pairs) == 3 and all(len(p) == 2 for p in pairs)
+        # every stack loaded in the same number of windows: none has a lighter history than another
+        assert set(Counter(t.spec.stack_id for t in sides).values()) == {2}
+    assert all(t.spec.slot in (1, 2) for t in trials)
     ids = [t.spec.trial_id for t in trials]
-    assert len(set(ids)) == len(ids)  # the baseline's windows are one per partner
+    assert len(set(ids)) == len(ids)  # one id per side of each pair
     # the two generators of a window ran at once: their requests were issued together
     labels = [r.label for r in setup.generator.requests if not r.label.endswith("warmup")]
-    assert len(labels) == 12
+    assert len(labels) == 18

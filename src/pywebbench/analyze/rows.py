@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from dataclasses import dataclass, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.analyze.rechecks import rechecked, recorded_ceilings, spread_check
 from pywebbench.plan.knobs import knob_short
+from pywebbench.analyze.duet import PairSide, round_ratios
 from pywebbench.analyze.paired import (
     Interval,
     Observation,
@@ -174,12 +175,11 @@ def latest_trials(trials: tuple[TrialResult, ...]) -> tuple[TrialResult, ...]:
     return tuple(latest.values())
 
 
-def observations(trials: list[TrialResult], value: Callable[[TrialResult], float | None],
-                 partner: str | None = None) -> list[Observation]:
-    """Valid windows as (launch, round, value); with `partner`, only duet windows beside it."""
+def observations(trials: list[TrialResult], value: Callable[[TrialResult], float | None]) -> list[Observation]:
+    """Valid windows as (launch, round, value)."""
     found = []
     for t in trials:
-        if not t.valid or (partner is not None and t.spec.partner != partner):
+        if not t.valid:
             continue
         v = value(t)
         if v is not None and v > 0:
@@ -206,13 +206,32 @@ class Paired:
     cpu_center: float | None
 
 
-def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult], label: str) -> Paired:
-    """Per-round ratios of a row to the baseline in the same cell (same window in a duet)."""
-    duet = any(t.spec.method == "duet" for t in trials)
-    partner = label if duet else None
-    ratios = paired_ratios(observations(trials, rps_of), observations(base_trials, rps_of, partner))
-    cpu = paired_ratios(observations(trials, cpu_per_request), observations(base_trials, cpu_per_request, partner))
+def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult], label: str,
+                       cell_trials: Sequence[TrialResult] = ()) -> Paired:
+    """Per-round ratios of a row to the baseline in the same cell.
+
+    Interleaved: the row's window over the baseline's in the same round. Duet: least squares
+    over every pair the round loaded (`cell_trials`: all of the cell's windows).
+    """
+    if any(t.spec.method == "duet" for t in trials):
+        everything = list(cell_trials) or trials + base_trials
+        baseline = base_trials[0].spec.label
+        ratios = round_ratios(pair_sides(everything, rps_of), label, baseline)
+        cpu = round_ratios(pair_sides(everything, cpu_per_request), label, baseline)
+    else:
+        ratios = paired_ratios(observations(trials, rps_of), observations(base_trials, rps_of))
+        cpu = paired_ratios(observations(trials, cpu_per_request), observations(base_trials, cpu_per_request))
     return Paired(ratios, ratio_interval(ratios), ratio_interval(cpu), statistic_value(cpu))
+
+
+def pair_sides(trials: Sequence[TrialResult], value: Callable[[TrialResult], float | None]) -> list[PairSide]:
+    """Valid duet windows as sides of their pair."""
+    found = []
+    for t in trials:
+        v = value(t) if t.valid else None
+        if v is not None and v > 0:
+            found.append(PairSide(t.spec.launch or t.spec.round, t.spec.round, t.spec.label, t.spec.partner, v))
+    return found
 
 
 def run_baseline(results: ResultSet) -> str:
@@ -227,23 +246,34 @@ def summarize(results: ResultSet, baseline: str | None = None, aggregation: Aggr
     ceilings = recorded_ceilings(results)
     groups = _group(latest_trials(results.trials))
     base_trials = {cell: trials for (label, cell), trials in groups.items() if label == baseline}
-    rows = [_row(label, trials, base_trials.get(cell, []), baseline, how, ceilings)
+    cells = _cells(groups)
+    rows = [_row(label, trials, base_trials.get(cell, []), baseline, how, ceilings, cells[cell])
             for (label, cell), trials in groups.items()]
     missing = {trials[0].spec.workload for (_label, cell), trials in groups.items() if not _rps_values(
         base_trials.get(cell, []))}
-    rows = _with_ties(rows, groups, baseline)
+    rows = _with_ties(rows, groups, baseline, cells)
     # Paired rows rank by their ratio, the figure their ties are decided on.
     rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method != "restart" else r.rps) or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))
 
 
-def _paired(label: str, trials: list[TrialResult], base: list[TrialResult], baseline: str) -> Paired | None:
+def _cells(groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]]) -> dict[tuple[object, ...],
+                                                                                 list[TrialResult]]:
+    """Every window of each cell, whatever its stack (a duet round's pairs are read together)."""
+    cells: dict[tuple[object, ...], list[TrialResult]] = defaultdict(list)
+    for (_label, cell), trials in groups.items():
+        cells[cell] += trials
+    return cells
+
+
+def _paired(label: str, trials: list[TrialResult], base: list[TrialResult], baseline: str,
+            cell_trials: Sequence[TrialResult]) -> Paired | None:
     """The row's per-round ratios to the baseline (paired methods only); the baseline's own is 1."""
     if trials[-1].spec.method == "restart" or not base:
         return None
     if label == baseline:
         return Paired((), None, None, 1.0)
-    return paired_to_baseline(trials, base, label)
+    return paired_to_baseline(trials, base, label, cell_trials)
 
 
 def _row_checks(trials: list[TrialResult], ceilings: dict[tuple[object, ...], float], paired: Paired | None,
@@ -307,14 +337,14 @@ def _paired_fields(paired: Paired | None) -> dict[str, Any]:
 
 
 def _row(label: str, trials: list[TrialResult], base: list[TrialResult], baseline: str, how: Aggregation,
-         ceilings: dict[tuple[object, ...], float]) -> Row:
+         ceilings: dict[tuple[object, ...], float], cell_trials: Sequence[TrialResult]) -> Row:
     """One stack x cell: its windows summarised, and its ratio to the baseline's in the same cell."""
     loaded = [t for t in trials if t.load is not None]
     measured = _measured(trials)
     values, base_values = _rps_values(trials), _rps_values(base)
     rps, base_rps = aggregate(values, how), aggregate(base_values, how)
     ratio = rps / base_rps if rps is not None and base_rps else None
-    paired = _paired(label, trials, base, baseline)
+    paired = _paired(label, trials, base, baseline, cell_trials)
     if paired is not None and paired.ratios:
         ratio = statistic_value(paired.ratios)
     rps_ci = bootstrap_ci(values, how)
@@ -346,7 +376,7 @@ def _ratio_ci(paired: Paired | None, values: list[float], base_values: list[floa
 
 
 def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]],
-               baseline: str) -> list[Row]:
+               baseline: str, cells: dict[tuple[object, ...], list[TrialResult]]) -> list[Row]:
     """Tie groups per cell from each row's per-round ratio to the baseline (paired methods only).
 
     Neighbours in the ranking are compared by their own paired ratio, round by round, not by
@@ -368,7 +398,8 @@ def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], lis
                 keys = dict.fromkeys((o.launch, o.round) for o in observations(base, rps_of))
                 items.append((row.label, [Observation(launch, round_no, 1.0) for launch, round_no in keys]))
             else:
-                items.append((row.label, list(paired_to_baseline(groups[(row.label, cell)], base, row.label).ratios)))
+                items.append((row.label, list(paired_to_baseline(groups[(row.label, cell)], base, row.label,
+                                                                 cells[cell]).ratios)))
         groups_of = dict(rank_with_ties(items))
         out += [replace(r, tie_group=groups_of.get(r.label)) for r in cell_rows]
     return out

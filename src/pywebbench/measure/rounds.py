@@ -4,15 +4,16 @@ A comparison set is every stack of one sweep point. A *launch* starts all of the
 verifies and warms each, and keeps them up for `rounds_per_launch` rounds; in each *round*
 every (stack, workload) gets one short window, in a fresh random order, each after a short
 discarded settle (randomized multiple interleaved trials, Abedi & Brecht 2017). Idle
-servers stay up on the stack CPUs. The duet method instead loads two stacks at once, the
-stack and the baseline, each with its own generator, in a random start order (Bulej et al.
-2020). A finished window is recorded at once; the stopping rule is asked after every round.
+servers stay up on the stack CPUs. The duet method instead loads two stacks at once, each
+with its own generator, in a random start order (Bulej et al. 2020): every pair of the set
+once per round, so that every stack has the same load history. A finished window is recorded at once; the stopping rule is asked after every round.
 """
 
 from __future__ import annotations
 
 import random
 import threading
+from itertools import combinations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -29,6 +30,8 @@ from pywebbench.measure.checks import instrument_check, trial_checks
 from pywebbench.catalog.workloads import Workload
 
 EQUAL_SHARES = 1024
+MAX_DUET_STACKS = 5
+"""A duet round loads every pair: 10 windows at 5 stacks, 45 at 10, too few rounds for an interval."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class RoundPlan:
     """Labels whose interval is still wider than asked; None: no precision target."""
     budget: Budget
     baseline: str
-    """The duet partner of every other stack."""
+    """The stack every ratio is to; a duet needs it in the set (its ratios come from all pairs)."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,7 @@ class Rounds:
                             self.runner.fail(session.trials, failures[session.label])
                         stopped = "no-server"
                         break
-                self.runner.expect(sum(len(s.trials) for s in sessions))
+                self.runner.expect(_windows_recorded(sessions, self.method))
                 started = time.monotonic()
                 if self.method == "duet":
                     self._duet_round(sessions, lives, failures, plan.baseline)
@@ -191,23 +194,27 @@ class Rounds:
 
     def _duet_round(self, sessions: list[Session], lives: dict[str, Live], failures: dict[str, LaunchFailed],
                     baseline: str) -> None:
-        """Each stack against the baseline, loaded at the same time; the baseline's windows are
-        recorded once per partner."""
-        base = next((s for s in sessions if s.label == baseline), None)
-        assert base is not None, "execute refuses a duet without its baseline before anything starts"
-        pairs = [(session, spec, workload) for session in sessions if session.label != baseline
-                 for spec, workload in zip(session.trials, session.workloads, strict=True)]
+        """Every pair of stacks loaded at the same time, once per round, in a fresh random order.
+
+        Pairing each stack only with the baseline loaded the baseline in every window and the others
+        in one: their histories differed, and so did their speed (A2/A ran 2% above 1 in a launch's
+        first round and 3% below in its second, which no randomization of order could cancel). With
+        every pair, each stack is loaded in k-1 of the round's windows and A and A2 are exchangeable;
+        the ratios to the baseline come from all of the round's pairs by least squares
+        (`analyze.duet`), which is as precise per window as the star was.
+        """
+        assert any(s.label == baseline for s in sessions), "execute refuses a duet without its baseline"
+        pairs = [(first, second, i) for first, second in combinations(sessions, 2)
+                 for i in range(len(first.trials))]
         self.rng.shuffle(pairs)
-        base_specs = {spec.workload: (spec, workload)
-                      for spec, workload in zip(base.trials, base.workloads, strict=True)}
-        for session, spec, workload in pairs:
-            partner_spec, _ = base_specs[workload.name]
-            mine = replace(spec, partner=baseline)
-            theirs = replace(partner_spec, partner=session.label,
-                             trial_id=f"{partner_spec.trial_id}@{session.label}")
-            live, partner = lives.get(session.label), lives.get(baseline)
+        for first, second, i in pairs:
+            spec, workload = first.trials[i], first.workloads[i]
+            other_spec = next(sp for sp in second.trials if sp.workload == spec.workload)
+            mine = replace(spec, partner=second.label, trial_id=f"{spec.trial_id}@{second.label}")
+            theirs = replace(other_spec, partner=first.label, trial_id=f"{other_spec.trial_id}@{first.label}")
+            live, partner = lives.get(first.label), lives.get(second.label)
             if live is None or partner is None:
-                failed = failures.get(session.label) or failures[baseline]
+                failed = failures.get(first.label) or failures[second.label]
                 self.runner.fail((mine, theirs), failed)
                 continue
             self.duet_window(live, mine, partner, theirs, workload)
@@ -306,6 +313,12 @@ class Rounds:
         result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)
                          + instrument_check("#DB sampler", peak.error if peak is not None else None))
         runner.record(result)
+
+
+def _windows_recorded(sessions: list[Session], method: str) -> int:
+    """Trial records a round adds: one per window, or two per duet window (every pair of stacks)."""
+    per_stack = sum(len(s.trials) for s in sessions)
+    return per_stack * (len(sessions) - 1) if method == "duet" else per_stack
 
 
 def _terminate_all(lives: tuple[Live, ...]) -> None:

@@ -20,7 +20,7 @@ GENERATOR_NAMES = ("wrk", "ab", "oha")
 AGGREGATIONS = ("median", "best", "mean")
 METHODS = ("interleaved", "duet", "restart")
 """interleaved: live servers, short windows cycled in a fresh random order per round (the
-default); duet: two stacks loaded at once on the same CPUs, each with an equal CPU share;
+default); duet: every pair of stacks loaded at once each round on the same CPUs, equal CPU shares;
 restart: a server start, warmup and one window per trial (the seeds' own method)."""
 TOPOLOGIES = ("direct", "nginx")
 """direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""

@@ -206,7 +206,8 @@ def method_note(rows: list[Row]) -> str:
             "each launch, plus the variance between launches, Student's t). Rows with the "
             "same Tie number are tied: the interval of their own paired ratio holds 1.")
     if method == "duet":
-        text += (" Duet: each stack was loaded at the same time as the baseline, on the same CPUs with equal "
-                 "CPU shares, so the ratio is relative efficiency under a shared CPU; it answers CPU-bound "
+        text += (" Duet: every pair of stacks was loaded at the same time once a round, on the same CPUs "
+                 "with equal CPU shares, and each ratio to the baseline is the least-squares fit to all of "
+                 "the round's pairs; it is relative efficiency under a shared CPU and answers CPU-bound "
                  "comparisons, not stacks limited by waiting (a database behind few workers).")
     return text

@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.analyze.rows import observations, rps_of
+from pywebbench.analyze.rows import paired_to_baseline
 from pywebbench.analyze.calibrate import Calibration, calibrate_report
-from pywebbench.analyze.paired import level_variances, paired_ratios
+from pywebbench.analyze.paired import level_variances
 from pywebbench.results.store import load_results
 
 
@@ -41,9 +41,7 @@ def load_run(path: Path) -> CalibrationRun:
     options = results.header.options
     a = [t for t in results.trials if t.spec.alias == "A"]
     a2 = [t for t in results.trials if t.spec.alias == "A2"]
-    duet = any(t.spec.method == "duet" for t in results.trials)
-    base = [t for t in a if not duet or t.spec.partner.endswith("#A2")]  # duet: A's window beside A2
-    levels = level_variances(paired_ratios(observations(a2, rps_of), observations(base, rps_of)))
+    levels = level_variances(paired_to_baseline(a2, a, a2[0].spec.label, results.trials).ratios) if a and a2 else None
     return CalibrationRun(
         name=f"{path.parent.name} {path.name}", figures=figures,
         rounds_per_launch=options.get("rounds_per_launch", "-"), warmup_s=options.get("warmup_s", options.get("warmup", "-")),

@@ -1,0 +1,91 @@
+"""A stack's ratio to the baseline in each duet round, from every pair the round loaded.
+
+A duet window loads two stacks at once and gives one log ratio, log(x_i / x_j). A round
+loads every pair of its set once, so a stack meets the baseline directly and also through
+each third stack. The least-squares fit of one level theta per stack to all of the round's
+log ratios (theta_i - theta_j ~ d_ij, baseline at 0) uses them all: with k stacks its
+variance for one stack is 2/k of a single direct pair's, which pays back exactly the extra
+windows the complete design spends over a star around the baseline. Where a round lost a
+window (a failed side), the fit uses what is left, if the stack is still connected to the
+baseline through the round's pairs; the star rounds of older results reduce to the direct
+ratio.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pywebbench.analyze.paired import Observation
+
+
+@dataclass(frozen=True)
+class PairSide:
+    """One side of a duet window: its stack, the stack loaded beside it, and its figure."""
+
+    launch: int
+    round: int
+    label: str
+    partner: str
+    value: float
+
+
+def round_ratios(sides: Sequence[PairSide], label: str, baseline: str) -> tuple[Observation, ...]:
+    """exp(theta_label - theta_baseline) per (launch, round), least squares over the round's pairs."""
+    by_round: dict[tuple[int, int], dict[frozenset[str], dict[str, float]]] = defaultdict(dict)
+    for side in sides:
+        if side.value > 0 and side.partner:
+            pair = by_round[(side.launch, side.round)].setdefault(frozenset((side.label, side.partner)), {})
+            pair[side.label] = side.value
+    out = []
+    for (launch, round_no), pairs in sorted(by_round.items()):
+        complete = [values for values in pairs.values() if len(values) == 2]
+        level = _levels(complete, baseline).get(label)
+        if level is not None:
+            out.append(Observation(launch, round_no, math.exp(level)))
+    return tuple(out)
+
+
+def _levels(pairs: list[dict[str, float]], baseline: str) -> dict[str, float]:
+    """Each stack's log level relative to the baseline's, for stacks connected to it by pairs."""
+    reached = _connected(pairs, baseline)
+    if len(reached) < 2:
+        return {}
+    stacks = sorted(reached - {baseline})
+    column = {name: i for i, name in enumerate(stacks)}
+    rows: list[list[float]] = []
+    targets: list[float] = []
+    for values in pairs:
+        (a, va), (b, vb) = sorted(values.items())
+        if a not in reached:
+            continue
+        row = [0.0] * len(stacks)
+        if a != baseline:
+            row[column[a]] = 1.0
+        if b != baseline:
+            row[column[b]] = -1.0
+        rows.append(row)
+        targets.append(math.log(va / vb))
+    solution = np.linalg.lstsq(np.array(rows), np.array(targets), rcond=None)[0]
+    return {baseline: 0.0, **{name: float(solution[column[name]]) for name in stacks}}
+
+
+def _connected(pairs: list[dict[str, float]], start: str) -> set[str]:
+    """The stacks reachable from `start` through the round's complete pairs."""
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    for values in pairs:
+        a, b = values
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    if start not in neighbours:
+        return set()
+    seen, todo = {start}, [start]
+    while todo:
+        for other in neighbours[todo.pop()] - seen:
+            seen.add(other)
+            todo.append(other)
+    return seen
