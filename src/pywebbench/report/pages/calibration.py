@@ -16,6 +16,7 @@ from pathlib import Path
 from pywebbench.analyze.rows import paired_to_baseline
 from pywebbench.analyze.calibrate import Calibration, calibrate_report
 from pywebbench.analyze.paired import level_variances
+from pywebbench.results.model import TrialResult
 from pywebbench.results.store import load_results
 
 
@@ -28,6 +29,8 @@ class CalibrationRun:
     warmup_s: object
     launch_sd: float | None
     round_sd: float | None
+    pairs: str = ""
+    """Duet only: `every pair` (each round loads all pairs) or `star` (each stack beside A; runs 1-7)."""
 
 
 def load_run(path: Path) -> CalibrationRun:
@@ -47,7 +50,15 @@ def load_run(path: Path) -> CalibrationRun:
         rounds_per_launch=options.get("rounds_per_launch", "-"), warmup_s=options.get("warmup_s", options.get("warmup", "-")),
         launch_sd=None if levels is None else math.sqrt(levels[0]),
         round_sd=None if levels is None else math.sqrt(levels[1]),
+        pairs=_pairs(results.trials),
     )
+
+
+def _pairs(trials: tuple[TrialResult, ...]) -> str:
+    """How a duet run paired its stacks: around A only, or every pair."""
+    if not any(t.spec.method == "duet" for t in trials):
+        return ""
+    return "star" if all("A" in (t.spec.alias, t.spec.partner.rpartition("#")[2]) for t in trials) else "every pair"
 
 
 def load_runs(root: Path) -> list[CalibrationRun]:
@@ -56,7 +67,7 @@ def load_runs(root: Path) -> list[CalibrationRun]:
     return [load_run(p) for p in sorted(dirs, key=lambda p: (len(p.name), p.name))]
 
 
-HEADER = ("| run | rounds per launch / warmup | rounds | launches | wall | measured | A2/A [95% CI] | A/A holds 1 "
+HEADER = ("| run | rounds per launch / warmup (duet pairs) | rounds | launches | wall | measured | A2/A [95% CI] | A/A holds 1 "
           "| injected (measured) | B/A [95% CI] | detected | mde | launch sd | round sd |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
@@ -75,7 +86,8 @@ def row(run: CalibrationRun) -> str:
     c = run.figures
     a, b = c.cpu_us_per_req_a, c.cpu_us_per_req_b
     by_cpu = None if a is None or not b else 1 - a / b
-    return (f"| {run.name} | {run.rounds_per_launch} / {run.warmup_s} s | {c.rounds} | {c.launches} | "
+    pairs = f", {run.pairs}" if run.pairs else ""
+    return (f"| {run.name} | {run.rounds_per_launch} / {run.warmup_s} s{pairs} | {c.rounds} | {c.launches} | "
             f"{c.wall_s / 60:.1f} min | {_pct(c.main_measured_share)} | {_ci(c.aa_ratio, c.aa_ci)} | "
             f"{'yes' if c.aa_contains_one else 'NO'} | {c.injected_slowdown:.0%} ({_pct(by_cpu)} by CPU) | "
             f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {_pct(c.mde)} | "
