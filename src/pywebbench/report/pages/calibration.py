@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pywebbench.analyze.rows import paired_to_baseline
 from pywebbench.analyze.calibrate import Calibration, calibrate_report
-from pywebbench.analyze.paired import level_variances
+from pywebbench.analyze.paired import Observation, level_variances
 from pywebbench.results.model import TrialResult
 from pywebbench.results.store import load_results
 
@@ -31,6 +31,8 @@ class CalibrationRun:
     round_sd: float | None
     pairs: str = ""
     """Duet only: `every pair` (each round loads all pairs) or `star` (each stack beside A; runs 1-7)."""
+    by_position: tuple[float, ...] = ()
+    """Geometric mean of A2/A over the rounds at each position in their launch (first, second, ...)."""
 
 
 def load_run(path: Path) -> CalibrationRun:
@@ -44,14 +46,27 @@ def load_run(path: Path) -> CalibrationRun:
     options = results.header.options
     a = [t for t in results.trials if t.spec.alias == "A"]
     a2 = [t for t in results.trials if t.spec.alias == "A2"]
-    levels = level_variances(paired_to_baseline(a2, a, a2[0].spec.label, results.trials).ratios) if a and a2 else None
+    ratios = paired_to_baseline(a2, a, a2[0].spec.label, results.trials).ratios if a and a2 else ()
+    levels = level_variances(ratios) if ratios else None
     return CalibrationRun(
         name=f"{path.parent.name} {path.name}", figures=figures,
         rounds_per_launch=options.get("rounds_per_launch", "-"), warmup_s=options.get("warmup_s", options.get("warmup", "-")),
         launch_sd=None if levels is None else math.sqrt(levels[0]),
         round_sd=None if levels is None else math.sqrt(levels[1]),
-        pairs=_pairs(results.trials),
+        pairs=_pairs(results.trials), by_position=by_position(ratios),
     )
+
+
+def by_position(ratios: tuple[Observation, ...]) -> tuple[float, ...]:
+    """The geometric mean ratio of the rounds at each position in their launch."""
+    rounds: dict[int, list[Observation]] = {}
+    for obs in ratios:
+        rounds.setdefault(obs.launch, []).append(obs)
+    at: dict[int, list[float]] = {}
+    for launch in rounds.values():
+        for i, obs in enumerate(sorted(launch, key=lambda o: o.round)):
+            at.setdefault(i, []).append(math.log(obs.value))
+    return tuple(math.exp(sum(v) / len(v)) for _, v in sorted(at.items()))
 
 
 def _pairs(trials: tuple[TrialResult, ...]) -> str:

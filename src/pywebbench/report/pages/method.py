@@ -68,6 +68,35 @@ def _noise(interleaved: list[CalibrationRun], duet: list[CalibrationRun]) -> str
   Warmups are timed like settles (0.5 s), since the generators round to whole seconds."""
 
 
+def _positions(runs: list[CalibrationRun]) -> str:
+    return "; ".join(f"{r.name}: " + ", ".join(f"{v:.3f}" for v in r.by_position) for r in runs) or "none yet"
+
+
+def _duet(duet: list[CalibrationRun]) -> str:
+    every = [r for r in duet if r.pairs != "star"]
+    star = [r for r in duet if r.pairs == "star"]
+    return f"""### Every pair of stacks each round (the current design)
+
+{_section(every, mde_target=0.02, wall_limit_s=FIVE_MINUTES_S) if every else "No run committed yet."}
+
+A2/A by a round's position in its launch (first, second, ...): {_positions(every)}.
+
+### The star around A (the earlier design)
+
+Each round loaded every stack beside A, so A was loaded in every window and A2 and B in one
+each.
+
+{_section(star, mde_target=0.02, wall_limit_s=FIVE_MINUTES_S) if star else "No run committed."}
+
+A2/A by a round's position in its launch: {_positions(star)}. A2 and A are the same server;
+what differed was their history, and it moved the ratio one way in a launch's first round
+and the other way after. With two rounds per launch the positions cancelled; with three they
+did not, and the A/A interval left 1. Every pair in every round makes each stack's history
+the same as every other's (each is loaded in k-1 of the round's k(k-1)/2 windows, and A and
+A2 are exchangeable), and the least-squares ratio over all of a round's pairs is as precise
+per window spent as the star's direct ratio was (`tests/unit/test_duet_analysis.py`)."""
+
+
 def render(results: Path) -> str:
     interleaved = load_runs(results / "calibrate" / "interleaved")
     duet = load_runs(results / "calibrate" / "duet")
@@ -100,7 +129,7 @@ starts and the harness are the rest; runs before it was recorded show `-`); *inj
 
 `scripts/calibrate-series duet FIRST LAST --slowdown 0.02 --budget 5m`
 
-{_section(duet, mde_target=0.05, wall_limit_s=FIVE_MINUTES_S)}
+{_duet(duet)}
 
 ## Why these defaults: what the noise here looks like
 
