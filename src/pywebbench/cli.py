@@ -45,6 +45,7 @@ from pywebbench.report.tables import render_doctor, render_presets, render_stack
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results, results_path
 from pywebbench.measure.runner import Progress
+from pywebbench.measure.window import phases_of
 from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.sweep import parse_knobs
 
@@ -276,7 +277,8 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
                               extra_us=extra_loops / per_us, slowdown=args.slowdown,
                               wall_s=wall_s, loop_cost_us=loop_cost_us,
                               measured_share=(measured_s + main_measured) / wall_s,
-                              main_measured_share=main_measured / outcome.wall_s if outcome.wall_s > 0 else None)
+                              main_measured_share=main_measured / outcome.wall_s if outcome.wall_s > 0 else None,
+                              main_phases=phases_of(outcome.ledger, outcome.wall_s))
     (outcome.run_dir / "calibration.json").write_text(report.to_json())
     if args.json:
         print(json.dumps(asdict(report)))

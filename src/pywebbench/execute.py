@@ -32,6 +32,7 @@ from pywebbench.loadgen.registry import make_generator
 from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import Accountant, CgroupAccountant, ProcAccountant
 from pywebbench.measure.cgroups import CgroupError, CgroupTree, detect
+from pywebbench.measure.window import phases_of
 from pywebbench.measure.rounds import MAX_DUET_STACKS, Budget, RoundPlan, Rounds
 from pywebbench.plan.sessions import Plan, Session, Variant, make_plan, needs_of, point_label
 from pywebbench.plan.presets import get_preset
@@ -395,13 +396,11 @@ def execute(
 def ledger_lines(outcome: Outcome) -> list[str]:
     """How the wall time went, largest first, with the share spent measuring."""
     total = outcome.wall_s or 1.0
-    parts = sorted(outcome.ledger.items(), key=lambda kv: -kv[1])
-    accounted = sum(outcome.ledger.values())
+    *parts, (rest, rest_s) = phases_of(outcome.ledger, outcome.wall_s).items()
     lines = [f"wall time {outcome.wall_s:.0f}s, of which measured windows "
              f"{outcome.ledger.get('measured windows', 0.0) / total:.0%}:"]
-    lines += [f"  {name:<20} {seconds:7.1f}s {seconds / total:5.0%}" for name, seconds in parts]
-    lines.append(f"  {'other (harness)':<20} {max(0.0, total - accounted):7.1f}s "
-                 f"{max(0.0, total - accounted) / total:5.0%}")
+    lines += [f"  {name:<20} {seconds:7.1f}s {seconds / total:5.0%}"
+              for name, seconds in sorted(parts, key=lambda kv: -kv[1]) + [(rest, rest_s)]]
     return lines
 
 

@@ -123,6 +123,8 @@ class Calibration:
     """Measured windows (sizing and main phase) as a fraction of the command's wall time."""
     main_measured_share: float | None = None
     """The same for the main phase alone: what a warm `run` of three stacks spends measuring."""
+    main_phases: dict[str, float] | None = None
+    """Where the main phase's wall time went (seconds per phase, the harness's own as `other (harness)`)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -138,7 +140,8 @@ def _pair(ci: tuple[float, float] | None) -> tuple[float, float] | None:
 
 def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, slowdown: float, wall_s: float,
                      loop_cost_us: float | None = None, measured_share: float | None = None,
-                     main_measured_share: float | None = None) -> Calibration:
+                     main_measured_share: float | None = None,
+                     main_phases: dict[str, float] | None = None) -> Calibration:
     rows = list(summarize(results, baseline=_baseline(results)).rows)
     a, a2, b = _row(rows, "A"), _row(rows, "A2"), _row(rows, "B")
     if a is None or a2 is None or b is None:
@@ -164,7 +167,9 @@ def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, s
         ab_within_expected=None if b.ratio_ci is None else b.ratio_ci[0] <= expected <= b.ratio_ci[1],
         measured_share=None if measured_share is None else round(measured_share, 4),
         main_measured_share=None if main_measured_share is None else round(main_measured_share, 4),
+        main_phases=None if main_phases is None else {k: round(v, 1) for k, v in main_phases.items()},
     )
+
 
 
 def _baseline(results: ResultSet) -> str:

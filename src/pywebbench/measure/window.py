@@ -42,6 +42,11 @@ class TimeLedger:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
 
 
+def phases_of(ledger: dict[str, float], wall_s: float) -> dict[str, float]:
+    """A run's ledger with the unaccounted rest of its wall time as the harness's own."""
+    return {**ledger, "other (harness)": max(0.0, wall_s - sum(ledger.values()))}
+
+
 IDLE_APPS = "idle-apps"
 """Every live server but the loaded one, summed: what idle stacks cost during a window."""
 
