@@ -141,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(p_run)
     p_run.add_argument("--rate", type=_rates, help="open loop (oha): offered req/s; a list (500,1000,2000) "
                        "measures a latency-versus-offered-load curve")
+    p_run.add_argument("--tune", action="store_true",
+                       help="search each selected stack's workers x threads (bounded by this machine's CPUs and "
+                       "memory) in interleaved rounds; a ranked table with ties and the command to deploy the best")
+    p_run.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the objective is the highest offered rate "
+                       "(open loop, oha) whose corrected percentile stays under TIME, e.g. 'p99<100ms'")
 
     p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs", epilog=EXIT_CODES,
                              formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -11,6 +11,7 @@ import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from collections.abc import Callable
 from typing import TextIO
 
 from rich.console import Console
@@ -44,8 +45,13 @@ from pywebbench.report.formats import renderer
 from pywebbench.report.tables import render_doctor, render_presets, render_stacks
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results, results_path
-from pywebbench.measure.runner import Progress
+from pywebbench.measure.rounds import Budget
+from pywebbench.measure.runner import Progress, Runner
 from pywebbench.measure.window import phases_of
+from pywebbench.analyze.tuning import Tuning
+from pywebbench.plan.slo import parse_slo
+from pywebbench.report.tuning import render_tuning, render_tuning_markdown
+from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_tune, tune
 from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.sweep import parse_knobs
 
@@ -113,6 +119,13 @@ def _print_plan(plan: Plan, options: RunOptions, seconds: float) -> None:
         err.print(f"note: {BASELINE_STACK} is not in this run, so no ratios will be shown")
 
 
+def _print_tune_plan(plan: Plan) -> None:
+    err.print(f"tune: {len({s.stack.id for s in plan.sessions})} worker class(es); stack CPUs {list(plan.split.stack)}, "
+              f"generator CPUs {list(plan.split.loadgen)}")
+    for stack_id, reason in plan.skipped:
+        err.print(f"skipped {stack_id}: {reason}")
+
+
 class _ProgressView:
     """A progress bar with ETA on a terminal; one line per step otherwise (CI logs)."""
 
@@ -157,7 +170,7 @@ def _run_dir(options: RunOptions, resume: Path | None) -> Path:
 
 
 def _execute(job: Job, catalog: Catalog, resume: Path | None, *, table: TextIO | None = sys.stdout,
-             baseline: str = BASELINE_STACK) -> Outcome:
+             baseline: str = BASELINE_STACK, drive: Callable[[Runner, Plan, Budget], int] | None = None) -> Outcome:
     resumed = load_for_resume(resume.resolve()) if resume is not None else None
     if resumed is not None:
         job = job_from_results(resumed)
@@ -165,8 +178,9 @@ def _execute(job: Job, catalog: Catalog, resume: Path | None, *, table: TextIO |
     run_dir = _run_dir(job.options, resume)
     with _ProgressView() as view:
         outcome = execute(job, catalog, run_dir=run_dir, resume=resumed,
-                          on_plan=lambda plan, seconds: _print_plan(plan, job.options, seconds),
-                          on_progress=view, on_note=lambda text: err.print(text), baseline=baseline)
+                          on_plan=lambda plan, seconds: _print_plan(plan, job.options, seconds)
+                          if drive is None else _print_tune_plan(plan),
+                          on_progress=view, on_note=lambda text: err.print(text), baseline=baseline, drive=drive)
     if table is not None:
         print(render_terminal_for(run_dir), file=table)
     for line in ledger_lines(outcome):
@@ -180,6 +194,8 @@ def preset_knobs(preset: Preset) -> tuple[str, ...]:
 
 
 def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
+    if args.tune or args.slo is not None:
+        return cmd_tune(args, catalog)
     rates: tuple[float, ...] = args.rate or ()
     options, preset = _options(args, {"rate": rates[0]} if len(rates) == 1 else {})
     knobs: tuple[str, ...] = ()
@@ -193,6 +209,37 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     job.points  # parse the knobs now: a bad one is an error before anything starts
     outcome = _execute(job, catalog, args.resume)
     return exit_code(outcome)
+
+
+def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
+    """run --tune: the tuning engine (tune.py) in place of the method's rounds; its table, not the run's."""
+    check_slo_flag(args.slo, args.tune)
+    slo = parse_slo(args.slo) if args.slo is not None else None
+    rates: tuple[float, ...] = args.rate or ()
+    options, preset = _options(args, {"generator": "oha"} if slo is not None and args.generator is None else {})
+    if preset is not None:
+        raise UserError("--tune does not take a --preset")
+    check_tune(options, slo, resume=args.resume is not None, rates=rates)
+    found: list[Tuning] = []
+
+    def drive(runner: Runner, plan: Plan, budget: Budget) -> int:
+        stacks = tuple({s.stack.id: s.stack for s in plan.sessions}.values())
+        request = TuneRequest(stacks, options.workloads[0], slo, rates[0] if rates else None)
+        found.append(tune(runner, catalog, request, options, budget, stack_cpus=len(plan.split.stack),
+                          seed=plan.seed, on_note=lambda text: err.print(text, markup=False)))
+        return len({t.spec.round for t in runner.results})
+
+    job = Job("tune", options, extra={"slo": slo.text if slo is not None else None, "lanes": TUNE_LANES})
+    outcome = _execute(job, catalog, None, table=None, drive=drive)
+    if not found:
+        return exit_code(outcome)
+    tuning = found[0]
+    (outcome.run_dir / "tuning.json").write_text(json.dumps(asdict(tuning), indent=1) + "\n")
+    (outcome.run_dir / "tuning.md").write_text(render_tuning_markdown(tuning))
+    print(render_tuning(tuning))
+    err.print(f"tuning table in {outcome.run_dir / 'tuning.md'}")
+    # Probes past a candidate's capacity fail by design: the answer is valid when a best was found.
+    return 0 if tuning.best is not None else 1
 
 
 def exit_code(outcome: Outcome) -> int:

@@ -84,6 +84,8 @@ def job_from_results(results: ResultSet) -> Job:
     kind = str(stored.pop("job", "run"))
     if kind == "calibrate":
         raise UserError("a calibration cannot be resumed; run `pywebbench calibrate` again")
+    if kind == "tune":
+        raise UserError("a tuning run cannot be resumed; its probes are in the results file, run --tune again")
     knobs = tuple(stored.pop("knobs", ()) or ())
     preset = stored.pop("preset", None)
     return Job(kind, from_json(stored), knobs, preset=preset)
@@ -261,7 +263,8 @@ def _backing_config(job: Job, plan: Plan) -> BackingConfig:
         upstream_size=options.upstream_size, cpu_size=options.cpu_size, cpus=plan.split.loadgen,
         go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
         postgres_sessions=max(caps) if caps else None,
-        lanes=max(1, len({s.label for s in plan.sessions})) if options.method != "restart" else 1,
+        lanes=max(1, len({s.label for s in plan.sessions}), int(job.extra.get("lanes", 0)))
+        if options.method != "restart" else 1,
         loaded_at_once=2 if options.method == "duet" else 1,
         db=options.db,
     )
@@ -346,7 +349,10 @@ def execute(
     on_progress: Callable[[Progress], None] = lambda progress: None,
     on_note: Callable[[str], None] = lambda text: None,
     baseline: str = BASELINE_STACK,
+    drive: Callable[[Runner, Plan, Budget], int] | None = None,
 ) -> Outcome:
+    """`drive`, when given, measures instead of the method's rounds (--tune), once the services
+    are up; it returns the rounds it ran."""
     options = job.options
     generator = make_generator(options.generator)
     cpus = usable_cpus()
@@ -372,7 +378,9 @@ def execute(
     try:
         with _stop_signals(), ExitStack() as services:
             runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note)
-            if options.method != "restart":
+            if drive is not None:
+                rounds = drive(runner, plan, budget)
+            elif options.method != "restart":
                 rounds = _run_rounds(job, runner, plan, catalog, cpus, begun.extra, budget, baseline, on_note,
                                      begun.start_round, begun.min_rounds)
             else:

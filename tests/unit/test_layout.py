@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("measure",),
     ("analyze",),
     ("report",),
-    ("execute", "arguments", "cli", "__main__", "__init__"),
+    ("execute", "tune", "arguments", "cli", "__main__", "__init__"),
 )
 MAX_MODULE_LINES = 700
 

@@ -55,3 +55,27 @@ def test_an_app_faster_than_the_max_rate_and_a_search_out_of_probes() -> None:
     measure, _ = _queue(1_300.0)
     short = search_capacity(measure, Slo(99, 50), start=100, max_rate=100_000, resolution=0.001, max_probes=7)
     assert short.stopped == "probes" and len(short.probes) == 7 and short.rate is not None
+
+
+def test_a_failed_probe_is_made_again_and_the_second_decides() -> None:
+    from pywebbench.analyze.ratesearch import CapacitySearch
+    measure, calls = _queue(1_300.0)
+    fluke = {200.0}  # one window at 200 req/s spoiled by a neighbour
+
+    def noisy(rate: float) -> float | None:
+        if rate in fluke:
+            fluke.discard(rate)
+            return 500.0
+        return measure(rate)
+    search = CapacitySearch(Slo(99, 50), start=100, max_rate=100_000, resolution=0.05, max_probes=20,
+                            confirm_failures=True)
+    while (rate := search.next_rate) is not None:
+        search.record(noisy(rate))
+    found = search.result()
+    assert [p.rate for p in found.probes[:4]] == [100, 200, 200, 400]  # the fluke, then its repeat
+    assert found.stopped == "resolved" and found.rate is not None and found.rate <= 1_304.5 < (found.failed_at or 0)
+    # every first failure at a rate was made again at once
+    probes = found.probes
+    for i, probe in enumerate(probes[:-1]):
+        if not probe.met and (i == 0 or probes[i - 1].rate != probe.rate):
+            assert probes[i + 1].rate == probe.rate

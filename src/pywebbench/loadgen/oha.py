@@ -118,8 +118,10 @@ class Oha:
         if shutil.which(self.binary) is None:
             raise LoadGenError(f"oha not found ({self.binary}); fix: ./scripts/install.sh")
         work_dir.mkdir(parents=True, exist_ok=True)
-        report = work_dir / f"{request.label}.oha.json"
-        db = work_dir / f"{request.label}.oha.db"
+        # oha takes the log's path as a URL: a '#' (an alias's trial id) would start its fragment
+        stem = request.label.replace("#", "_").replace("?", "_")
+        report = work_dir / f"{stem}.oha.json"
+        db = work_dir / f"{stem}.oha.db"
         report.unlink(missing_ok=True)
         db.unlink(missing_ok=True)  # oha appends to an existing table, mixing runs
         argv = self.command(request, report, db)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pywebbench.errors import UserError
 
 _SLO = re.compile(r"^\s*p(\d+(?:\.\d+)?)\s*<\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*$")
+_METRIC = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*[<>=]")
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,10 @@ class Slo:
 
 def parse_slo(text: str) -> Slo:
     match = _SLO.match(text)
+    metric = _METRIC.match(text)
+    if match is None and metric is not None and re.fullmatch(r"p\d+(?:\.\d+)?", metric.group(1)) is None:
+        raise UserError(f"--slo {text!r}: unknown metric {metric.group(1)!r}; the objective is a latency "
+                        f"percentile such as p50, p99 or p99.9")
     if match is None:
         raise UserError(f"--slo {text!r} must look like 'p99<100ms' (a percentile, '<', a time in ms or s)")
     percentile, value, unit = float(match.group(1)), float(match.group(2)), match.group(3)

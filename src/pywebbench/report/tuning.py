@@ -1,0 +1,105 @@
+"""The tuning table: candidates ranked, the objective with its interval, ties, CPU and memory,
+what was cut short, and the command that deploys the best (terminal and Markdown)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.table import Table
+
+from pywebbench.analyze.tuning import Ranked, Tuning
+from pywebbench.report.columns import inert, plain_console
+from pywebbench.report.markdown import code, escape
+
+HEADERS = ("#", "Server", "Class", "Workers", "Threads", "Objective", "95% interval", "vs best", "CPU ms/req",
+           "Peak RSS MiB", "Rounds", "Tie", "Stage", "Note")
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def _objective(tuning: Tuning, row: Ranked) -> tuple[str, str]:
+    m = row.measured
+    unit = "req/s"
+    if m.value is None:
+        return "-", "-"
+    if tuning.capacity:
+        bracket = f"[{m.interval[0]:,.0f}, {m.interval[1]:,.0f})" if m.interval else "beyond the search's top"
+        return f"{m.value:,.0f} {unit}", bracket
+    interval = f"[{m.interval[0]:,.0f}, {m.interval[1]:,.0f}]" if m.interval else "-"
+    return f"{m.value:,.0f} {unit}", interval
+
+
+def _vs_best(row: Ranked) -> str:
+    if row.to_best is None:
+        return "-"
+    if row.vs_best is not None:
+        return f"{row.to_best:.3f} [{row.vs_best.low:.3f}, {row.vs_best.high:.3f}]"
+    return f"{row.to_best:.3f}" + ("" if row.beside_best or row.rank == 1 else " (chained)")
+
+
+def _cells(tuning: Tuning, row: Ranked) -> list[str]:
+    c = row.config
+    objective, interval = _objective(tuning, row)
+    m = row.measured
+    return [str(row.rank), c.server, c.worker_class, str(c.workers), str(c.threads), objective, interval,
+            _vs_best(row), _num(m.cpu_ms_per_req, ".3f"), _num(m.rss_mb, ".0f"), str(m.rounds),
+            "=1" if row.tied else "", row.stage, m.cut_short or ""]
+
+
+def _title(tuning: Tuning) -> str:
+    what = f"capacity under {tuning.objective}" if tuning.capacity else "throughput"
+    budget = f", budget {tuning.budget_s:g}s" if tuning.budget_s else ""
+    return f"tuning: {what} - {tuning.workload}{budget}"
+
+
+def _footer(tuning: Tuning) -> list[str]:
+    lines = [f"bounds: {b}" for b in tuning.bounds]
+    lines += list(tuning.notes)
+    lines.append("Tie '=1': cannot be told apart from the best with what was spent; '(chained)': not measured beside "
+                 "the best, its ratio goes through the incumbents it was measured beside")
+    stages = "; ".join(f"{stack} {name} ({count})" for stack, name, count in tuning.stages)
+    lines.append(f"stages run: {stages or 'none'}")
+    cut = tuning.cut_short
+    if cut:
+        lines.append("cut short: " + "; ".join(f"{label}: {why}" for label, why in cut))
+    else:
+        lines.append("cut short: none")
+    return lines
+
+
+def render_tuning(tuning: Tuning, width: int = 175) -> str:
+    buffer = io.StringIO()
+    console = plain_console(buffer, width)
+    table = Table(title=_title(tuning), title_justify="left")
+    for header in HEADERS:
+        table.add_column(header, justify="right" if header in ("#", "Workers", "Threads", "Rounds") else "left")
+    for row in tuning.ranked:
+        table.add_row(*_cells(tuning, row))
+    console.print(table)
+    for line in _footer(tuning):
+        console.print(line)
+    if tuning.deploy:
+        console.print("deploy the best" + (" (or a configuration tied with it):" if len(tuning.deploy) > 1 else ":"))
+        for label, command in tuning.deploy:
+            console.print(f"  {label}: {command}")
+    else:
+        console.print("deploy: no configuration held the objective")
+    return inert(buffer.getvalue())
+
+
+def render_tuning_markdown(tuning: Tuning) -> str:
+    lines = [f"## {escape(_title(tuning))}", "", "| " + " | ".join(HEADERS) + " |",
+             "|" + "|".join("---:" if h in ("#", "Workers", "Threads", "Rounds") else "---" for h in HEADERS) + "|"]
+    lines += ["| " + " | ".join(escape(cell) for cell in _cells(tuning, row)) + " |" for row in tuning.ranked]
+    lines.append("")
+    lines += [f"- {escape(line)}" for line in _footer(tuning)]
+    lines.append("")
+    if tuning.deploy:
+        lines.append("Deploy the best" + (" (or a configuration tied with it):" if len(tuning.deploy) > 1 else ":"))
+        lines.append("")
+        lines += [f"- {escape(label)}: {code(command)}" for label, command in tuning.deploy]
+    else:
+        lines.append("No configuration held the objective: nothing to deploy.")
+    return "\n".join(lines) + "\n"
