@@ -36,8 +36,8 @@ from pywebbench.stage.listing import listing
 from pywebbench.arguments import build_parser
 from pywebbench.errors import UserError
 from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
-from pywebbench.plan.options import RunOptions, from_sources
-from pywebbench.plan.sessions import Plan
+from pywebbench.plan.options import DEFAULT_SUITE, RunOptions, from_sources
+from pywebbench.plan.sessions import Plan, choose_stacks
 from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.calibration import render_calibration
 from pywebbench.report.comparison import render_comparison, render_comparison_markdown
@@ -51,7 +51,7 @@ from pywebbench.measure.window import phases_of
 from pywebbench.analyze.tuning import Tuning
 from pywebbench.plan.slo import parse_slo
 from pywebbench.report.tuning import render_tuning, render_tuning_markdown
-from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_tune, tune
+from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stacks, check_tune, tune
 from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.sweep import parse_knobs
 
@@ -220,6 +220,7 @@ def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
     if preset is not None:
         raise UserError("--tune does not take a --preset")
     check_tune(options, slo, resume=args.resume is not None, rates=rates)
+    check_stacks(choose_stacks(catalog, options)[0], chosen=options.stacks != DEFAULT_SUITE)
     found: list[Tuning] = []
 
     def drive(runner: Runner, plan: Plan, budget: Budget) -> int:

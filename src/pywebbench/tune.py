@@ -103,6 +103,15 @@ def check_tune(options: RunOptions, slo: Slo | None, *, resume: bool, rates: Seq
         raise UserError(f"--slo {slo.text!r}: p{slo.percentile:g} is not a measured percentile (one of {known})")
 
 
+def check_stacks(stacks: Sequence[Stack], *, chosen: bool) -> None:
+    """--tune needs the classes named, and Python servers to tune."""
+    if not chosen:
+        raise UserError("--tune needs --stack: the server classes to tune (e.g. --stack 'flask:gunicorn-*')")
+    for stack in stacks:
+        if stack.server.native is not None:
+            raise UserError(f"{stack.id} is a reference server, not a Python one: nothing of it to tune")
+
+
 def check_slo_flag(slo_text: str | None, tune: bool) -> None:
     if slo_text is not None and not tune:
         raise UserError("--slo is the objective of a tuning run: add --tune")
@@ -308,11 +317,12 @@ def tune(runner: Runner, catalog: Catalog, request: TuneRequest, options: RunOpt
         if not budget.allows(engine.round_seconds(len(stage.configs)) * 2):
             not_measured.extend((c.label, f"budget spent before stage {stage.name!r}") for c in stage.new)
             return None
-        on_note(f"tune: {stage.configs[0].stack} stage {stage.name!r}: "
-                + ", ".join(c.alias for c in stage.configs))
+        owner = stage.configs[0].stack if len({c.stack for c in stage.configs}) == 1 else "every class"
+        on_note(f"tune: {owner} stage {stage.name!r}: " + ", ".join(
+            c.alias if owner != "every class" else c.label for c in stage.configs))
         outcome = engine.run_stage(stage, stacks, share)
         outcomes.append(outcome)
-        stages_run.append((stage.configs[0].stack, stage.name, len(stage.configs)))
+        stages_run.append((owner, stage.name, len(stage.configs)))
         return outcome
 
     for index, search in enumerate(searches):

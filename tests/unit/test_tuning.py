@@ -267,12 +267,21 @@ def test_the_table_ranks_marks_ties_says_what_was_cut_short_and_how_to_deploy() 
     (["--tune", "--workers", "3"], "drop --workers"),
     (["--tune", "--rate", "500"], "needs --slo"),
     (["--tune", "--slo", "p99<100ms", "--generator", "wrk"], "closed loop"),
+    (["--tune", "--method", "duet"], "--method duet cannot"),
+    (["--tune", "--stack", "go:net-http"], "reference server"),
+    (["--tune", "--workload", "hello", "--workload", "db"], "one workload"),
 ])
 def test_bad_tuning_input_is_one_line_and_exit_2(args: list[str], says: str,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     code = cli.main(["run", "--stack", "flask:gunicorn-sync", "--out", "/nonexistent/never", *args])
     err = capsys.readouterr().err
     assert code == 2 and says in err and err.count("\n") == 1
+
+
+def test_tune_needs_the_classes_named(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["run", "--tune", "--out", "/nonexistent/never"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--tune needs --stack" in err and err.count("\n") == 1
 
 
 def test_slo_without_oha_is_refused_before_anything_starts(monkeypatch: pytest.MonkeyPatch,
