@@ -114,6 +114,16 @@ def _row_statistic(logs: _Array, statistic: Statistic) -> _Array:
     return result
 
 
+def row_statistics(logs: _Array, statistic: Statistic = Statistic.TRIMMED_GEOMEAN) -> _Array:
+    """The statistic (in log space) of each row of a matrix of logs, NaN entries left out.
+
+    For bootstraps outside this module (a ranking's concordance, analyze/agreement.py) that
+    resample many stacks' rounds at once; a row with no value gives NaN.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _row_statistic(logs, statistic)
+
+
 def _log_statistic(logs: _Array, statistic: Statistic) -> float:
     return float(_row_statistic(logs.reshape(1, -1), statistic)[0])
 

@@ -26,7 +26,7 @@ from pywebbench.plan.sessions import serves
 from pywebbench.plan.sweep import KnobAxis, format_value, knob_named, parse_values
 from pywebbench.catalog.workloads import get_workload
 
-from pywebbench.plan.presets.model import METRICS, Figure, OptionValue, Preset, Variant
+from pywebbench.plan.presets.model import METRICS, Claim, Figure, OptionValue, Preset, Variant
 from pywebbench.plan.presets.seed000 import SEED000, SEED000_BETTER_ASYNC, SEED000_BETTER_SYNC, SEED000_ORIGINAL
 from pywebbench.plan.presets.seed001 import (
     SEED001, SEED001_POSTGRESQL, SEED001_SYNC_CLIENT, SEED001_SYNC_CLIENT_POSTGRESQL,
@@ -105,12 +105,19 @@ def check_preset(preset: Preset, catalog: Catalog) -> RunOptions:
         for knob, value in figure.where:
             if value not in axes.get(knob, ()):
                 raise UserError(f"preset {preset.name}: published {figure} is at no grid point of it")
+    for claim in preset.claims:
+        for label in claim.higher + claim.lower:
+            if label not in labels or claim.workload not in workloads:
+                raise UserError(f"preset {preset.name}: claim {claim.quote!r} names no stack/workload of it: {label}")
+        for knob, value in claim.where:
+            if value not in axes.get(knob, ()):
+                raise UserError(f"preset {preset.name}: claim {claim.quote!r} is at no grid point of it")
     if not preset.published and not preset.published_from.startswith("none:"):
         raise UserError(f"preset {preset.name}: no published figures and no 'none:' reason")
     return options
 
 
 __all__ = [
-    "METRICS", "PRESETS", "Figure", "OptionValue", "Preset", "Variant", "check_preset", "get_preset", "preset_axes",
+    "METRICS", "PRESETS", "Claim", "Figure", "OptionValue", "Preset", "Variant", "check_preset", "get_preset", "preset_axes",
     "preset_options",
 ]

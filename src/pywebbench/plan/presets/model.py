@@ -57,6 +57,23 @@ class Figure(NamedTuple):
     """The seed's own words where its number is approximate ('1.2k', 'around 2 seconds')."""
 
 
+class Claim(NamedTuple):
+    """A ranking the seed's text states in words: every `higher` stack above every `lower` one.
+
+    `level` claims say the opposite of an order: the stacks perform "comparably". Stacks are
+    report labels as in Figure; `where` narrows both sides to a grid point (empty: every point
+    the stacks were measured at). `quote` is the seed's own sentence, copied, so a page can show
+    what was claimed and the reader can find it in the seed's text.
+    """
+
+    higher: tuple[str, ...]
+    lower: tuple[str, ...]
+    workload: str
+    quote: str
+    where: tuple[tuple[str, KnobValue], ...] = ()
+    level: bool = False
+
+
 @dataclass(frozen=True)
 class Variant:
     """A stack run a second time with another DB driver / HTTP client, in the same run.
@@ -106,6 +123,8 @@ class Preset:
     """Request counts for fixed-count generators (ab) where the seed used one per workload;
     the run-wide `requests` option covers every other workload."""
     variants: tuple[Variant, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    """Orderings the seed's text states in words (its figures are in `published`)."""
 
     @property
     def stacks(self) -> tuple[str, ...]:

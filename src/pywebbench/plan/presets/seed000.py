@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pywebbench.plan.presets.model import Figure, OptionValue, Preset, options_of
+from pywebbench.plan.presets.model import Claim, Figure, OptionValue, Preset, options_of
 
 
 # --- seed 000: "Ignore All Web Performance Benchmarks, Including This One" -----------------
@@ -61,6 +61,13 @@ _SEED000_COLUMNS: tuple[tuple[str, float, float, float], ...] = (
 
 _SEED000_STACKS = (*(row[0] for row in _SEED000_TABLE), "go:net-http")
 
+# The seed's types (its table's Type column): Hypercorn is the one async stack its text sets apart.
+_SEED000_SYNC = tuple(row[0] for row in _SEED000_TABLE if row[1] == 19)
+_SEED000_ASYNC = tuple(row[0] for row in _SEED000_TABLE if row[1] == 6)
+_SEED000_ASYNC_BUT_HYPERCORN = tuple(s for s in _SEED000_ASYNC if s != "quart:hypercorn-uvloop")
+_SEED000_UWSGI = tuple(s for s in _SEED000_SYNC if s.endswith(":uwsgi"))
+_SEED000_GUNICORN_SYNC = tuple(s for s in _SEED000_SYNC if s.endswith(":gunicorn-sync"))
+
 _SEED000_COMMON = (
     "The 21 stacks of seed 000's table on the db workload (pg_sleep, then one random row of a million, "
     "a new connection per request, as the seed removed the app-side pool) through nginx and pgbouncer, "
@@ -92,7 +99,8 @@ _AB_SEED000: dict[str, OptionValue] = {
 
 
 def _seed000_preset(name: str, column: str, connections: int, sessions: int, delay_s: float,
-                     scaled: str, published: tuple[Figure, ...], published_from: str) -> Preset:
+                     scaled: str, published: tuple[Figure, ...], published_from: str,
+                     claims: tuple[Claim, ...]) -> Preset:
     return Preset(
         name=name,
         title=f"Seed 000, '{column}' column: db through nginx and pgbouncer, {connections} clients, "
@@ -102,6 +110,7 @@ def _seed000_preset(name: str, column: str, connections: int, sessions: int, del
         options=options_of(**_AB_SEED000, connections=connections, max_db_sessions=sessions, db_delay=delay_s),
         published=published,
         published_from=published_from,
+        claims=claims,
     )
 
 
@@ -127,6 +136,16 @@ SEED000 = _seed000_preset(
         )
     ),
     "seed 000, first table (Wrk, Tput, P50, P99, #DB)",
+    (
+        Claim(_SEED000_ASYNC_BUT_HYPERCORN, _SEED000_SYNC, "db",
+              "The async solutions (with the exception of the Hypercorn server which appears to be extremely "
+              "slow) clearly perform better than the sync ones on this test."),
+        Claim(("flask:gunicorn-sync",), ("quart:hypercorn-uvloop",), "db",
+              "the Hypercorn server which appears to be extremely slow"),
+        Claim(("aioflask:uvicorn",), ("quart:uvicorn",), "db",
+              "I'm thrilled to find that my Aioflask experiment performs better than standard Flask, and that "
+              "it even passed Quart by a hair."),
+    ),
 )
 
 SEED000_BETTER_ASYNC = _seed000_preset(
@@ -135,6 +154,9 @@ SEED000_BETTER_ASYNC = _seed000_preset(
     "'Better Async' column of the seed's last table.",
     _seed000_ratios("Better Async"),
     "seed 000, last table, 'Better Async' column (throughput ratios)",
+    (Claim(_SEED000_ASYNC, _SEED000_SYNC, "db",
+           "The \"Better Async\" benchmark shows that all sync tests are near the 1.0 baseline of the "
+           "Flask/Gunicorn test, while the async tests are 3x to 6x times faster."),),
 )
 
 SEED000_BETTER_SYNC = _seed000_preset(
@@ -145,6 +167,8 @@ SEED000_BETTER_SYNC = _seed000_preset(
     "Reproduces the 'Better Sync' column of the seed's last table.",
     _seed000_ratios("Better Sync"),
     "seed 000, last table, 'Better Sync' column (throughput ratios)",
+    (Claim(_SEED000_UWSGI, _SEED000_GUNICORN_SYNC, "db",
+           "The \"Better Sync\" benchmark shows the uWSGI tests doing better than the rest"),),
 )
 
 SEED000_ORIGINAL = Preset(

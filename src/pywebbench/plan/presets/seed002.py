@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pywebbench.plan.presets.model import Figure, Preset, options_of
+from pywebbench.plan.presets.model import Claim, Figure, Preset, options_of
 
 
 # --- seed 002: Flask threads vs gevent vs meinheld vs aiohttp on a remote call ---------------
@@ -59,4 +59,13 @@ SEED002 = Preset(
         for metric, value in zip(_SEED002_METRICS, values, strict=True)
     ),
     published_from="seed 002, its one table (min, p50, p99, p99.9, max, mean, duration, requests)",
+    claims=(
+        Claim(("aiohttp:gunicorn-aiohttp",), ("flask:gunicorn-gevent", "flask:gunicorn-meinheld",
+                                              "flask:gunicorn-gthread"), "upstream",
+              "But nothing handled nearly as many requests as aiohttp."),
+        Claim(("flask:gunicorn-gevent",), ("flask:gunicorn-gthread",), "upstream",
+              "Gevent handled requests faster than any threading implementation."),
+        Claim(("flask:gunicorn-gevent",), ("flask:gunicorn-meinheld",), "upstream",
+              "The interesting note is that the meinheld worker didn't scale very well at all."),
+    ),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pywebbench.plan.presets.model import Figure, Preset, options_of
+from pywebbench.plan.presets.model import Claim, Figure, Preset, options_of
 
 
 # --- seed 003: Python API framework benchmarks (2018) ----------------------------------------
@@ -98,4 +98,14 @@ SEED003 = Preset(
     ),
     published_from="seed 003, 'Benchmark Results (hello world)' (uWSGI: 'errors', no number) and "
                    "'Results (Errors)' / 'Results (No Errors)' for the data-processing endpoint",
+    claims=(
+        Claim(tuple(f"{fw}:gunicorn-meinheld" for fw in _SEED003_FRAMEWORKS),
+              tuple(f"{fw}:{server}" for fw in _SEED003_FRAMEWORKS
+                    for server in ("gunicorn-eventlet", "gunicorn-gevent", "gunicorn-sync")), "hello",
+              "Meinheld definitely stood out as the fastest WSGI server"),
+        Claim(tuple(f"{fw}:gunicorn-meinheld" for fw in _SEED003_FRAMEWORKS if fw != "flask"),
+              ("flask:gunicorn-meinheld",), "hello",
+              "There are various benchmarks showing that Flask isn't performant and sadly that was the case "
+              "here too."),
+    ),
 )

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from pywebbench.report.pages import method
+from pywebbench.report.pages import method, seeds
 
 PAGES: dict[str, Callable[[Path], str]] = {
     "method.md": method.render,
+    "seeds.md": seeds.render_index,
+    **seeds.PAGES,
 }
 """docs/<name> -> its renderer, given docs/results."""
 

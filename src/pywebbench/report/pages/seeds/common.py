@@ -1,0 +1,439 @@
+"""What every seed page is made of: a preset's run loaded from docs/results/seeds/, the seed's
+published throughput beside ours, its stated orderings checked, its other figures, and the one
+figure it could not see (CPU per request).
+
+Every number on a page is either the seed's (from the preset, which names the seed's file and
+section) or read from a committed results file; the sentences are made from those numbers.
+A preset without a committed run says so and gives the command that makes it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pywebbench.analyze.agreement import (
+    ClaimCheck,
+    Estimate,
+    Order,
+    Verdict,
+    check_claim,
+    published_order,
+    to_baseline,
+    verdict,
+)
+from pywebbench.analyze.rows import Row, Summary, summarize
+from pywebbench.plan.presets import Figure, Preset, get_preset
+from pywebbench.report.markdown import code, escape
+from pywebbench.report.published import pairs
+from pywebbench.results.model import ResultSet
+from pywebbench.results.store import load_results, results_path
+
+SEEDS_DIR = "seeds"
+"""docs/results/seeds/<preset>/results.jsonl: one run per preset, made by scripts/seed-runs."""
+
+THROUGHPUT = ("ratio", "rps", "requests", "requests_per_10s_max")
+"""Published metrics that say how much a stack served, in the order a page prefers them."""
+
+
+def run_dir(results: Path, preset: str) -> Path:
+    return results / SEEDS_DIR / preset
+
+
+def load_run(results: Path, preset: str) -> ResultSet | None:
+    """The committed run of a preset, or None when it has not been measured here yet."""
+    directory = run_dir(results, preset)
+    return load_results(directory) if results_path(directory).exists() else None
+
+
+def command(preset: str) -> str:
+    return f"scripts/seed-runs {preset}"
+
+
+def not_measured(preset: str) -> str:
+    return (f"**Not yet measured here.** `{command(preset)}` makes the run (the preset in full with the "
+            f"precision method and a stated budget, into `docs/results/{SEEDS_DIR}/{preset}/`); "
+            "`scripts/docs` then rebuilds this page. Until then only the seed's own figures are shown.")
+
+
+def source(preset: Preset) -> str:
+    return f"seed text `{preset.seed}.txt`, {preset.published_from}"
+
+
+# --- numbers as text -------------------------------------------------------------------------
+
+
+def ratio_text(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def rps_text(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def estimate_text(estimate: Estimate | None) -> str:
+    if estimate is None:
+        return "-"
+    if estimate.low is None or estimate.high is None:
+        return f"{estimate.value:.2f} (no interval)"
+    return f"{estimate.value:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"
+
+
+def run_line(results: ResultSet, summary: Summary) -> str:
+    """Which run, made how, with what spend: what the reader needs to weigh the intervals."""
+    options = results.header.options
+    rows = summary.rows
+    method = rows[0].method if rows else str(options.get("method", "?"))
+    rounds = max((r.rounds for r in rows), default=0)
+    launches = max((r.launches for r in rows), default=0)
+    spend = []
+    if options.get("precision"):
+        spend.append(f"precision ±{float(options['precision']):.0%}")
+    if options.get("budget_s"):
+        spend.append(f"budget {float(options['budget_s']) / 60:g} min")
+    return (f"Run `{escape(results.header.run_id)}` ({escape(results.header.created_at)}, "
+            f"{'complete' if results.complete else 'incomplete'}): method {escape(method)}, up to {rounds} rounds "
+            f"in {launches} launches{', ' + ', '.join(spend) if spend else ''}; ratios are to "
+            f"`{summary.baseline}` in the same cell (paired within rounds under the interleaved and duet "
+            "methods). Rows with the same *Tie* number cannot be told apart with what was spent.")
+
+
+# --- the seed's throughput beside ours --------------------------------------------------------
+
+
+Where = tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class Published:
+    """One stack's published throughput at one workload and point, as req/s and/or a ratio."""
+
+    stack: str
+    workload: str
+    where: Where
+    rps: float | None
+    ratio: float | None
+    note: str
+
+
+def _rps_of(metrics: dict[str, Figure]) -> float | None:
+    if "rps" in metrics:
+        return metrics["rps"].value
+    if "requests" in metrics and "duration_s" in metrics and metrics["duration_s"].value > 0:
+        return metrics["requests"].value / metrics["duration_s"].value
+    if "requests_per_10s_max" in metrics:
+        return metrics["requests_per_10s_max"].value / 10.0
+    return None
+
+
+def published_throughput(preset: Preset, baseline: str) -> list[Published]:
+    """Each published stack's req/s and its ratio to the baseline's published figure (same
+    workload, same point; else the baseline's point-less figure, as seed 002 ran it once)."""
+    groups: dict[tuple[str, str, Where], dict[str, Figure]] = defaultdict(dict)
+    for figure in preset.published:
+        groups[(figure.stack, figure.workload, figure.where)][figure.metric] = figure
+    rps = {key: _rps_of(metrics) for key, metrics in groups.items()}
+    found = []
+    for (stack, workload, where), metrics in groups.items():
+        if not any(m in metrics for m in THROUGHPUT):
+            continue
+        base = rps.get((baseline, workload, where), rps.get((baseline, workload, ())))
+        own = rps[(stack, workload, where)]
+        ratio = metrics["ratio"].value if "ratio" in metrics else (own / base if base and own is not None else None)
+        note = next((f.note for f in metrics.values() if f.note), "")
+        found.append(Published(stack, workload, where, own, ratio, note))
+    return found
+
+
+def _grid_knobs(preset: Preset) -> tuple[str, ...]:
+    return tuple(name for name, _values in preset.grid)
+
+
+def _cell_knob(row: Row, knob: str) -> float | None:
+    cell = row.spec.cell
+    value = {"threads": cell.threads, "stack_cpus": cell.stack_cpus, "connections": cell.connections}.get(knob)
+    return None if value is None else float(value)
+
+
+def point_of_row(row: Row, preset: Preset) -> str:
+    parts = [f"{k}={v:g}" for k in _grid_knobs(preset) if (v := _cell_knob(row, k)) is not None]
+    return " ".join(parts) or "-"
+
+
+def point_of(where: Where) -> str:
+    return " ".join(f"{k}={v:g}" for k, v in where) or "-"
+
+
+def _row_for(rows: Sequence[Row], stack: str, workload: str, where: Where) -> Row | None:
+    return next((r for r in rows if r.label == stack and r.spec.workload == workload
+                 and all(_cell_knob(r, k) == v for k, v in where)), None)
+
+
+def base_for(row: Row, rows: Sequence[Row], baseline: str) -> Row | None:
+    """The baseline's row in the same cell; else (a knob only the row's server takes) at the same
+    workload and CPU count, compared unpaired."""
+    same = [r for r in rows if r.label == baseline and r.spec.workload == row.spec.workload]
+    return (next((r for r in same if r.spec.cell == row.spec.cell), None)
+            or next((r for r in same if r.spec.cell.stack_cpus == row.spec.cell.stack_cpus), None))
+
+
+@dataclass(frozen=True)
+class Line:
+    """One row of a throughput table: the seed's figure (if any) and ours (if measured)."""
+
+    stack: str
+    workload: str
+    point: str
+    published: Published | None
+    row: Row | None
+    estimate: Estimate | None
+    verdict: Verdict | None
+    """None for the baseline itself and for stacks the seed gave no ratio."""
+
+
+def lines(preset: Preset, summary: Summary | None, baseline: str) -> list[Line]:
+    """The seed's stacks in its order, then the stacks only we ran (a reference, a variant)."""
+    rows = summary.rows if summary is not None else ()
+    out: list[Line] = []
+    used: set[int] = set()
+    for pub in published_throughput(preset, baseline):
+        row = _row_for(rows, pub.stack, pub.workload, pub.where)
+        if row is not None:
+            used.add(id(row))
+        out.append(_line(pub.stack, pub.workload, point_of(pub.where), pub, row, rows, baseline, summary))
+    for row in rows:
+        if id(row) not in used and row.rps is not None:
+            out.append(_line(row.label, row.spec.workload, point_of_row(row, preset), None, row, rows, baseline,
+                             summary))
+    return out
+
+
+def _line(stack: str, workload: str, point: str, pub: Published | None, row: Row | None, rows: Sequence[Row],
+          baseline: str, summary: Summary | None) -> Line:
+    base = base_for(row, rows, baseline) if row is not None else None
+    estimate = to_baseline(row, base) if row is not None and base is not None else None
+    if stack == baseline or pub is None or pub.ratio is None:
+        judged = None
+    elif summary is None:
+        judged = None
+    elif estimate is None:
+        judged = Verdict.NOT_MEASURED
+    else:
+        judged = verdict(published_order(pub.ratio), estimate.order)
+    return Line(stack, workload, point, pub, row, estimate, judged)
+
+
+def throughput_table(preset: Preset, summary: Summary | None, baseline: str, workload: str) -> str:
+    selected = [line for line in lines(preset, summary, baseline) if line.workload == workload]
+    measured = summary is not None
+    head = ["Stack", *(["Point"] if preset.grid else []), "Seed req/s", "Seed ratio"]
+    if any(line.published is not None and line.published.note for line in selected):
+        head.append("Seed's note")
+    if measured:
+        head += ["Our req/s", f"Our ratio to {baseline} [95%]", "Tie", "Errors here", "Verdict"]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for line in selected:
+        pub = line.published
+        cells = [code(line.stack), *([line.point] if preset.grid else []), rps_text(pub.rps if pub else None),
+                 ratio_text(pub.ratio if pub else None)]
+        if "Seed's note" in head:
+            cells.append(escape(pub.note) if pub is not None and pub.note else "")
+        if measured:
+            row = line.row
+            cells += [rps_text(row.rps if row else None), estimate_text(line.estimate),
+                      str(row.tie_group) if row is not None and row.tie_group is not None else "-",
+                      "-" if row is None else str(row.errors),
+                      line.verdict.value if line.verdict is not None else "-"]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def _said(order: Order) -> str:
+    return {Order.ABOVE: "above", Order.BELOW: "below", Order.TIED: "level with"}.get(order, "?")
+
+
+def sentence(line: Line, baseline: str) -> str | None:
+    """One sentence per stack the seed ranked against the baseline, made from the two figures."""
+    if line.verdict is None or line.published is None or line.published.ratio is None:
+        return None
+    who = f"`{line.stack}`" + (f" ({line.point})" if line.point != "-" else "")
+    seed = published_order(line.published.ratio)
+    said = f"the seed puts {who} {_said(seed)} `{baseline}` ({line.published.ratio:.2f})"
+    ours = estimate_text(line.estimate)
+    if line.verdict is Verdict.NOT_MEASURED:
+        return f"not measured: {said}; this run has no figure of {who} against it."
+    if line.verdict is Verdict.UNRESOLVED:
+        return f"unresolved: {said}; ours is {ours}, one window, so the noise is unknown."
+    if line.verdict is Verdict.TIED:
+        return f"tied here: {said}; ours cannot tell them apart ({ours})."
+    order = line.estimate.order if line.estimate is not None else Order.UNRESOLVED
+    if line.verdict is Verdict.AGREES:
+        if seed is Order.TIED:
+            return f"agrees: both put {who} level with `{baseline}` (seed {line.published.ratio:.2f}; ours tied, {ours})."
+        return (f"agrees: both rank {who} {_said(seed)} `{baseline}`, ours outside the noise "
+                f"(seed {line.published.ratio:.2f}; ours {ours}).")
+    return f"differs: {said}; ours ranks it {_said(order)}, outside the noise ({ours})."
+
+
+def tally(verdicts: Sequence[Verdict]) -> str:
+    counts = {kind: sum(v is kind for v in verdicts) for kind in Verdict}
+    parts = [f"{counts[kind]} {kind.value}" for kind in Verdict if counts[kind]]
+    return ", ".join(parts) or "nothing to compare"
+
+
+def sentences(preset: Preset, summary: Summary, baseline: str, workload: str) -> str:
+    selected = [line for line in lines(preset, summary, baseline) if line.workload == workload]
+    said = [s for line in selected if (s := sentence(line, baseline)) is not None]
+    if not said:
+        return ""
+    judged = [line.verdict for line in selected if line.verdict is not None]
+    return (f"Against `{baseline}`, stack by stack ({tally(judged)}):\n\n"
+            + "\n".join(f"- {s}" for s in said))
+
+
+# --- the seed's words ---------------------------------------------------------------------------
+
+
+def claim_summary(check: ClaimCheck) -> str:
+    """'agrees (12 of 12 pairs)', or the verdict with its counts and the pairs that decide it."""
+    pairs_ = check.pairs
+    if not pairs_:
+        return "not measured: this run has none of the stacks it names"
+    what = "level" if check.claim.level else "above"
+    if len(pairs_) == 1:
+        pair = pairs_[0]
+        return (f"{check.verdict.value}: `{pair.higher.label}` against `{pair.lower.label}` "
+                f"{estimate_text(pair.estimate)} (the seed: {what})")
+    counts = tally([p.verdict for p in pairs_])
+    text = f"{check.verdict.value}: {counts} of {len(pairs_)} pairs"
+    deciding = [p for p in pairs_ if p.verdict is check.verdict] if check.verdict is not Verdict.AGREES else []
+    if deciding:
+        shown = "; ".join(f"`{p.higher.label}` against `{p.lower.label}` {estimate_text(p.estimate)}"
+                          for p in deciding[:4])
+        more = f" and {len(deciding) - 4} more" if len(deciding) > 4 else ""
+        text += f" ({shown}{more})"
+    return text
+
+
+def claims_section(preset: Preset, results: ResultSet | None, summary: Summary | None) -> str:
+    if not preset.claims:
+        return ""
+    out = ["The seed's words, each checked pair by pair with the two stacks' own paired ratio "
+           "(unpaired where they ran in different cells):", ""]
+    for claim in preset.claims:
+        where = f" ({point_of(claim.where)})" if claim.where else ""
+        out.append(f"- *{escape(claim.quote)}* ({claim.workload}{where})")
+        if results is not None and summary is not None:
+            out.append(f"  - {claim_summary(check_claim(results, summary.rows, claim))}")
+    return "\n".join(out)
+
+
+# --- the seed's other figures, and the one it could not see --------------------------------------
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.2f}" if abs(value) < 10 and not float(value).is_integer() else f"{value:,.0f}"
+
+
+def other_figures(preset: Preset, results: ResultSet | None) -> str:
+    """The seed's latency, session and count figures, 'seed / here' per cell."""
+    found = pairs(results, preset) if results is not None else [(f, None) for f in preset.published]
+    kept = [(f, v) for f, v in found if f.metric not in ("ratio", "rps")]
+    if not kept:
+        return ""
+    metrics = list(dict.fromkeys(f.metric for f, _ in kept))
+    grouped: dict[tuple[str, str, Where], dict[str, tuple[float, float | None]]] = defaultdict(dict)
+    for figure, value in kept:
+        grouped[(figure.stack, figure.workload, figure.where)][figure.metric] = (figure.value, value)
+    head = ["Stack", "Workload", *(["Point"] if preset.grid else []), *metrics]
+    out = ["Each cell is the seed's figure / ours (`-`: not measured)." if results is not None
+           else "The seed's figures (not yet measured here).", "",
+           "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for (stack, workload, where), values in grouped.items():
+        cells = [(f"{_num(values[m][0])} / {_num(values[m][1])}" if results is not None else _num(values[m][0]))
+                 if m in values else "" for m in metrics]
+        out.append("| " + " | ".join([code(stack), workload, *([point_of(where)] if preset.grid else []), *cells])
+                   + " |")
+    return "\n".join(out)
+
+
+def cpu_section(preset: Preset, summary: Summary, why: str) -> str:
+    """CPU per request: the app server's CPU time per request, from the kernel's accounting."""
+    rows = [r for r in summary.rows if r.cpu_ms_per_req is not None]
+    if not rows:
+        return "This run recorded no CPU per request (no cgroup or /proc figure for the app server)."
+    head = ["Stack", "Workload", *(["Point"] if preset.grid else []), "CPU ms per request",
+            f"CPU/req ratio to {summary.baseline} [95%]"]
+    out = [why, "", "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for row in sorted(rows, key=lambda r: (r.spec.workload, point_of_row(r, preset), r.cpu_ms_per_req or 0.0)):
+        ratio = "-"
+        if row.cpu_ratio is not None:
+            ratio = estimate_text(Estimate(row.cpu_ratio, *(row.cpu_ratio_ci or (None, None))))
+        point = [point_of_row(row, preset)] if preset.grid else []
+        out.append("| " + " | ".join([code(row.label), row.spec.workload, *point, f"{row.cpu_ms_per_req:.3f}", ratio])
+                   + " |")
+    for workload in dict.fromkeys(r.spec.workload for r in rows):
+        some = [r for r in rows if r.spec.workload == workload]
+        least = min(some, key=lambda r: r.cpu_ms_per_req or 0.0)
+        most = max(some, key=lambda r: r.cpu_ms_per_req or 0.0)
+        if least is not most and least.cpu_ms_per_req:
+            out += ["", f"On {workload}, `{least.label}` spent the least CPU per request "
+                        f"({least.cpu_ms_per_req:.3f} ms) and `{most.label}` the most ({most.cpu_ms_per_req:.3f} ms, "
+                        f"{(most.cpu_ms_per_req or 0.0) / least.cpu_ms_per_req:.1f}x)."]
+    return "\n".join(out)
+
+
+# --- a preset's whole section ----------------------------------------------------------------------
+
+
+def measured(results_dir: Path, preset: str, baseline: str) -> tuple[ResultSet, Summary] | None:
+    results = load_run(results_dir, preset)
+    return None if results is None else (results, summarize(results, baseline=baseline))
+
+
+def preset_section(results_dir: Path, name: str, baseline: str, why_cpu: str, level: int = 2) -> str:
+    preset = get_preset(name)
+    run = measured(results_dir, name, baseline)
+    results, summary = run if run is not None else (None, None)
+    hashes = "#" * level
+    parts = [f"{hashes} {escape(preset.title)}",
+             f"`pywebbench run --preset {name}`; the seed's figures: {source(preset)}."]
+    parts.append(run_line(results, summary) if results is not None and summary is not None else not_measured(name))
+    workloads = list(dict.fromkeys([p.workload for p in published_throughput(preset, baseline)]
+                                   + [r.spec.workload for r in (summary.rows if summary else ())]))
+    for workload in workloads:
+        parts.append(f"{hashes}# Throughput on {workload}")
+        parts.append(throughput_table(preset, summary, baseline, workload))
+        if summary is not None and (said := sentences(preset, summary, baseline, workload)):
+            parts.append(said)
+    if claims := claims_section(preset, results, summary):
+        parts += [f"{hashes}# What the seed said", claims]
+    if others := other_figures(preset, results):
+        parts += [f"{hashes}# The seed's other figures", others]
+    if summary is not None:
+        parts += [f"{hashes}# What the seed could not see: CPU per request", cpu_section(preset, summary, why_cpu)]
+    return "\n\n".join(parts)
+
+
+def headline(results_dir: Path, preset: str, baseline: str, claim: int = 0) -> tuple[str, str, str]:
+    """(what the seed claimed, what we measured, agree?) for the seeds table."""
+    p = get_preset(preset)
+    said = p.claims[claim]
+    quote = f"*{escape(said.quote)}*"
+    run = measured(results_dir, preset, baseline)
+    if run is None:
+        return quote, f"not yet measured here: `{command(preset)}`", "-"
+    check = check_claim(run[0], run[1].rows, said)
+    return quote, escape(claim_summary(check)), check.verdict.value
+
+
+def page_header(title: str, seed: str, source_module: str) -> str:
+    return (f"# {title}\n\n<!-- Built by scripts/docs from docs/results/{SEEDS_DIR}/; edit "
+            f"src/pywebbench/report/pages/seeds/{source_module}.py, not this file. -->\n\n"
+            f"Seed `{seed}`. Our runs are in `docs/results/{SEEDS_DIR}/<preset>/results.jsonl`; every figure "
+            "of ours below is read from them, every figure of the seed's from its text (each preset names "
+            "the section).")

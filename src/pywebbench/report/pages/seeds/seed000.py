@@ -1,0 +1,120 @@
+"""docs/seed-000.md: "Ignore All Web Performance Benchmarks, Including This One", its four
+configurations, and its lesson: Better Async against Better Sync, with the noise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pywebbench.analyze.agreement import Estimate, Lesson, Verdict, lesson, round_ratios
+from pywebbench.analyze.ranking import Score, compare
+from pywebbench.plan.presets import get_preset
+from pywebbench.report.pages.seeds.common import command, estimate_text, measured
+from pywebbench.report.pages.seeds.page import SeedPage
+
+ASYNC, SYNC = "seed000-better-async", "seed000-better-sync"
+LESSON_QUOTE = ("Isn't this mindblowing? Remember that the benchmark is always the same, all I'm doing is "
+                "changing configuration parameters.")
+
+PAGE = SeedPage(
+    number="000",
+    title="Seed 000: Ignore All Web Performance Benchmarks, Including This One",
+    presets=("seed000", "seed000-original", ASYNC, SYNC),
+    baseline="flask:gunicorn-sync",
+    baseline_why="the seed's own baseline (\"I use the Flask+Gunicorn test as the baseline\"); ours are paired "
+                 "ratios to it in the same rounds.",
+    why_cpu="The seed's Tput says how many requests a stack finished while its clients waited on the database; "
+            "CPU per request says what each one cost the machine, which decides how many such servers a host can "
+            "carry and is where a C server (meinheld, uWSGI) should show, whatever the query delay.",
+    headline_preset=ASYNC,
+)
+
+
+def _published(preset: str) -> dict[str, float]:
+    return {f.stack: f.value for f in get_preset(preset).published if f.metric == "ratio"}
+
+
+def _ratio(score: Score) -> str:
+    low, high = score.interval if score.interval is not None else (None, None)
+    return estimate_text(Estimate(score.value, low, high))
+
+
+def compute(results: Path, *, resamples: int = 2000) -> Lesson | None:
+    """The lesson from the committed Better Async and Better Sync runs, or None before both exist."""
+    runs = [measured(results, name, PAGE.baseline) for name in (ASYNC, SYNC)]
+    if runs[0] is None or runs[1] is None:
+        return None
+    stacks = tuple(_published(ASYNC))
+    rows = [[r for r in run[1].rows if r.spec.workload == "db"] for run in (runs[0], runs[1])]
+    ratios = [round_ratios(run[0], found, PAGE.baseline) for run, found in zip((runs[0], runs[1]), rows)]
+    return lesson(rows[0], rows[1], stacks, PAGE.baseline, ratios[0], ratios[1], resamples=resamples)
+
+
+def _seed_side() -> tuple[float | None, set[tuple[str, str]], int]:
+    seed = compare({"a": _published(ASYNC), "s": _published(SYNC)}, "a", "s")
+    return seed.tau, {(f.ahead, f.behind) for f in seed.flips}, seed.swaps
+
+
+def verdict_sentence(found: Lesson) -> str:
+    clear, swaps = len(found.comparison.clear_flips), found.comparison.swaps
+    if found.verdict is Verdict.AGREES:
+        return (f"agrees: the same stacks rank differently under the two configurations, and {clear} of the "
+                f"{swaps} swaps are outside the noise.")
+    if found.verdict is Verdict.TIED:
+        return f"tied here: {swaps} pairs swap places, but every swap is within the noise of one column or both."
+    if found.verdict is Verdict.DIFFERS:
+        return "differs: no pair of stacks swaps places between the two configurations here."
+    return "not measured: the two runs share no ranked stacks."
+
+
+def lesson_section(results: Path, *, resamples: int = 2000) -> str:
+    seed_tau, seed_flips, seed_swaps = _seed_side()
+    seed_tau_text = "undefined" if seed_tau is None else f"{seed_tau:+.2f}"
+    head = ["## The lesson: Better Async against Better Sync", f"> *{LESSON_QUOTE}*"]
+    found = compute(results, resamples=resamples)
+    if found is None:
+        return "\n\n".join(head + [
+            f"**Not yet measured here.** Both columns are needed: `{command(ASYNC)}` and `{command(SYNC)}`. "
+            f"The seed's own two columns give Kendall's tau-b {seed_tau_text} over its 21 stacks, with "
+            f"{seed_swaps} pairs swapping places; it had no interval to say which swaps are noise."])
+    comparison = found.comparison
+    n = len(comparison.stacks)
+    if found.interval is not None:
+        interval = (f"[{found.interval.low:+.2f}, {found.interval.high:+.2f}] (95%, bootstrap over each run's "
+                    f"rounds, launches then rounds within them, {found.interval.resamples} resamples)")
+    else:
+        interval = "(no interval: some stack has fewer than two paired rounds in a column)"
+    tau = "undefined" if found.tau is None else f"{found.tau:+.2f}"
+    lines = [
+        f"Kendall's tau-b between the two rankings of the seed's {n} stacks by their ratio to "
+        f"`{PAGE.baseline}`: ours **{tau}** {interval}; the seed's own two columns: {seed_tau_text}.",
+        f"Pairs that swap places: {comparison.swaps} of {n * (n - 1) // 2} (the seed's columns: {seed_swaps}). "
+        f"Outside the noise, both rows' 95% intervals separate in both columns: {len(comparison.clear_flips)}.",
+        verdict_sentence(found),
+    ]
+    if comparison.flips:
+        table = ["| Ahead under Better Async | its ratio | Behind | its ratio | Better Sync: first's ratio | "
+                 "second's ratio | outside the noise | the seed swaps them too |", "|---|---|---|---|---|---|---|---|"]
+        ordered = sorted(comparison.flips, key=lambda f: (f.within_noise, comparison.stacks.index(f.ahead)))
+        for flip in ordered:
+            table.append(
+                f"| `{flip.ahead}` | {_ratio(flip.ahead_first)} | `{flip.behind}` | {_ratio(flip.behind_first)} | "
+                f"{_ratio(flip.ahead_second)} | {_ratio(flip.behind_second)} | "
+                f"{'no' if flip.within_noise else 'yes'} | {'yes' if (flip.ahead, flip.behind) in seed_flips else 'no'} |")
+        lines.append("\n".join(table))
+    return "\n\n".join(head + lines)
+
+
+def render(results: Path) -> str:
+    return PAGE.render(results, lesson_section(results))
+
+
+def headline(results: Path) -> tuple[str, str, str]:
+    found = compute(results)
+    quote = f"*{LESSON_QUOTE}*"
+    if found is None:
+        return quote, f"not yet measured here: `{command(ASYNC)}` and `{command(SYNC)}`", "-"
+    tau = "undefined" if found.tau is None else f"{found.tau:+.2f}"
+    interval = "" if found.interval is None else f" [{found.interval.low:+.2f}, {found.interval.high:+.2f}]"
+    return (quote, f"Kendall's tau {tau}{interval} between Better Async and Better Sync; "
+                   f"{len(found.comparison.clear_flips)} of {found.comparison.swaps} swaps outside the noise",
+            found.verdict.value)
