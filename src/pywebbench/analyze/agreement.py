@@ -25,7 +25,7 @@ from pywebbench.analyze.paired import (
     row_statistics,
     statistic_value,
 )
-from pywebbench.analyze.ranking import Comparison, Score, compare
+from pywebbench.analyze.ranking import Comparison, Ranked, Score, compare, rank
 from pywebbench.analyze.rows import Row, latest_trials, paired_to_baseline
 from pywebbench.plan.presets import Claim
 from pywebbench.results.model import ResultSet, TrialResult
@@ -297,6 +297,9 @@ class Lesson:
     """Its flips are the swapping pairs; `clear_flips` those whose two rows' intervals separate in both."""
     tau: float | None
     interval: TauInterval | None
+    first: tuple[Ranked, ...] = ()
+    """The first configuration's ranking of the common stacks, best first (competition ranks)."""
+    second: tuple[Ranked, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -327,9 +330,13 @@ def lesson(first_rows: Sequence[Row], second_rows: Sequence[Row], stacks: Sequen
                 found[row.label] = Score(row.ratio, interval)
         return found
 
-    comparison = compare({"first": scores(first_rows), "second": scores(second_rows)}, "first", "second")
+    one, two = scores(first_rows), scores(second_rows)
+    comparison = compare({"first": one, "second": two}, "first", "second")
     interval = None
     if first_ratios is not None and second_ratios is not None:
         interval = tau_interval(first_ratios, second_ratios, comparison.stacks, baseline,
                                 resamples=resamples, seed=seed)
-    return Lesson(comparison, comparison.tau, interval)
+    common = set(comparison.stacks)
+    return Lesson(comparison, comparison.tau, interval,
+                  rank({s: v for s, v in one.items() if s in common}),
+                  rank({s: v for s, v in two.items() if s in common}))

@@ -228,7 +228,8 @@ def _line(stack: str, workload: str, point: str, pub: Published | None, row: Row
 def throughput_table(preset: Preset, summary: Summary | None, baseline: str, workload: str) -> str:
     selected = [line for line in lines(preset, summary, baseline) if line.workload == workload]
     measured = summary is not None
-    head = ["Stack", *(["Point"] if preset.grid else []), "Seed req/s", "Seed ratio"]
+    seed_rps = any(line.published is not None and line.published.rps is not None for line in selected)
+    head = ["Stack", *(["Point"] if preset.grid else []), *(["Seed req/s"] if seed_rps else []), "Seed ratio"]
     if any(line.published is not None and line.published.note for line in selected):
         head.append("Seed's note")
     if measured:
@@ -236,8 +237,8 @@ def throughput_table(preset: Preset, summary: Summary | None, baseline: str, wor
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for line in selected:
         pub = line.published
-        cells = [code(line.stack), *([line.point] if preset.grid else []), rps_text(pub.rps if pub else None),
-                 ratio_text(pub.ratio if pub else None)]
+        cells = [code(line.stack), *([line.point] if preset.grid else []),
+                 *([rps_text(pub.rps if pub else None)] if seed_rps else []), ratio_text(pub.ratio if pub else None)]
         if "Seed's note" in head:
             cells.append(escape(pub.note) if pub is not None and pub.note else "")
         if measured:
@@ -277,9 +278,14 @@ def sentence(line: Line, baseline: str) -> str | None:
     return f"differs: {said}; ours ranks it {_said(order)}, outside the noise ({ours})."
 
 
+_COUNTED = {Verdict.AGREES: "agree", Verdict.TIED: "tied here", Verdict.DIFFERS: "differ",
+            Verdict.UNRESOLVED: "unresolved", Verdict.NOT_MEASURED: "not measured"}
+
+
 def tally(verdicts: Sequence[Verdict]) -> str:
+    """'18 agree, 1 tied here, 1 differ'."""
     counts = {kind: sum(v is kind for v in verdicts) for kind in Verdict}
-    parts = [f"{counts[kind]} {kind.value}" for kind in Verdict if counts[kind]]
+    parts = [f"{counts[kind]} {_COUNTED[kind]}" for kind in Verdict if counts[kind]]
     return ", ".join(parts) or "nothing to compare"
 
 
@@ -306,9 +312,11 @@ def claim_summary(check: ClaimCheck) -> str:
         pair = pairs_[0]
         return (f"{check.verdict.value}: `{pair.higher.label}` against `{pair.lower.label}` "
                 f"{estimate_text(pair.estimate)} (the seed: {what})")
-    counts = tally([p.verdict for p in pairs_])
-    text = f"{check.verdict.value}: {counts} of {len(pairs_)} pairs"
-    deciding = [p for p in pairs_ if p.verdict is check.verdict] if check.verdict is not Verdict.AGREES else []
+    if check.verdict is Verdict.AGREES:
+        return f"agrees in all {len(pairs_)} pairs, " + ("tied in each" if check.claim.level
+                                                          else "each outside the noise")
+    text = f"{check.verdict.value}: of {len(pairs_)} pairs, {tally([p.verdict for p in pairs_])}"
+    deciding = [p for p in pairs_ if p.verdict is check.verdict]
     if deciding:
         shown = "; ".join(f"`{p.higher.label}` against `{p.lower.label}` {estimate_text(p.estimate)}"
                           for p in deciding[:4])
@@ -371,7 +379,9 @@ def cpu_section(preset: Preset, summary: Summary, why: str) -> str:
     out = [why, "", "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for row in sorted(rows, key=lambda r: (r.spec.workload, point_of_row(r, preset), r.cpu_ms_per_req or 0.0)):
         ratio = "-"
-        if row.cpu_ratio is not None:
+        if row.label == summary.baseline:
+            ratio = "1 (the baseline)"
+        elif row.cpu_ratio is not None:
             ratio = estimate_text(Estimate(row.cpu_ratio, *(row.cpu_ratio_ci or (None, None))))
         point = [point_of_row(row, preset)] if preset.grid else []
         out.append("| " + " | ".join([code(row.label), row.spec.workload, *point, f"{row.cpu_ms_per_req:.3f}", ratio])

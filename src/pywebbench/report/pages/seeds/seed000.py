@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pywebbench.analyze.agreement import Estimate, Lesson, Verdict, lesson, round_ratios
 from pywebbench.analyze.ranking import Score, compare
+from pywebbench.analyze.rows import Row
 from pywebbench.plan.presets import get_preset
 from pywebbench.report.pages.seeds.common import command, estimate_text, measured
 from pywebbench.report.pages.seeds.page import SeedPage
@@ -38,15 +39,35 @@ def _ratio(score: Score) -> str:
     return estimate_text(Estimate(score.value, low, high))
 
 
-def compute(results: Path, *, resamples: int = 2000) -> Lesson | None:
-    """The lesson from the committed Better Async and Better Sync runs, or None before both exist."""
+def compute(results: Path, *, resamples: int = 2000) -> tuple[Lesson, dict[str, Row], dict[str, Row]] | None:
+    """The lesson from the committed Better Async and Better Sync runs (with each run's db rows by
+    stack), or None before both exist."""
     runs = [measured(results, name, PAGE.baseline) for name in (ASYNC, SYNC)]
     if runs[0] is None or runs[1] is None:
         return None
     stacks = tuple(_published(ASYNC))
     rows = [[r for r in run[1].rows if r.spec.workload == "db"] for run in (runs[0], runs[1])]
     ratios = [round_ratios(run[0], found, PAGE.baseline) for run, found in zip((runs[0], runs[1]), rows)]
-    return lesson(rows[0], rows[1], stacks, PAGE.baseline, ratios[0], ratios[1], resamples=resamples)
+    found = lesson(rows[0], rows[1], stacks, PAGE.baseline, ratios[0], ratios[1], resamples=resamples)
+    return found, {r.label: r for r in rows[0]}, {r.label: r for r in rows[1]}
+
+
+def _ranks(found: Lesson, first: dict[str, Row], second: dict[str, Row]) -> str:
+    """Each stack's place in both rankings, with its tie group in each (same number: tied)."""
+    place = {r.stack: r for r in found.second}
+    table = ["| Stack | Better Async: rank | ratio | tie | Better Sync: rank | ratio | tie | moved |",
+             "|---|---|---|---|---|---|---|---|"]
+    for ranked in found.first:
+        other = place[ranked.stack]
+
+        def tie(rows: dict[str, Row]) -> str:
+            group = rows[ranked.stack].tie_group if ranked.stack in rows else None
+            return "-" if group is None else str(group)
+
+        moved = ranked.rank - other.rank
+        table.append(f"| `{ranked.stack}` | {ranked.rank} | {_ratio(ranked.score)} | {tie(first)} | {other.rank} | "
+                     f"{_ratio(other.score)} | {tie(second)} | {f'{moved:+d}' if moved else '0'} |")
+    return "\n".join(table)
 
 
 def _seed_side() -> tuple[float | None, set[tuple[str, str]], int]:
@@ -70,12 +91,13 @@ def lesson_section(results: Path, *, resamples: int = 2000) -> str:
     seed_tau, seed_flips, seed_swaps = _seed_side()
     seed_tau_text = "undefined" if seed_tau is None else f"{seed_tau:+.2f}"
     head = ["## The lesson: Better Async against Better Sync", f"> *{LESSON_QUOTE}*"]
-    found = compute(results, resamples=resamples)
-    if found is None:
+    computed = compute(results, resamples=resamples)
+    if computed is None:
         return "\n\n".join(head + [
             f"**Not yet measured here.** Both columns are needed: `{command(ASYNC)}` and `{command(SYNC)}`. "
             f"The seed's own two columns give Kendall's tau-b {seed_tau_text} over its 21 stacks, with "
             f"{seed_swaps} pairs swapping places; it had no interval to say which swaps are noise."])
+    found, first_rows, second_rows = computed
     comparison = found.comparison
     n = len(comparison.stacks)
     if found.interval is not None:
@@ -91,6 +113,10 @@ def lesson_section(results: Path, *, resamples: int = 2000) -> str:
         f"Outside the noise, both rows' 95% intervals separate in both columns: {len(comparison.clear_flips)}.",
         verdict_sentence(found),
     ]
+    lines.append("Where each stack stands in the two columns (a *moved* of +12: twelve places higher under Better "
+                 "Sync; rows of one column with the same *tie* number cannot be told apart by their own paired "
+                 "ratio):")
+    lines.append(_ranks(found, first_rows, second_rows))
     if comparison.flips:
         table = ["| Ahead under Better Async | its ratio | Behind | its ratio | Better Sync: first's ratio | "
                  "second's ratio | outside the noise | the seed swaps them too |", "|---|---|---|---|---|---|---|---|"]
@@ -100,7 +126,8 @@ def lesson_section(results: Path, *, resamples: int = 2000) -> str:
                 f"| `{flip.ahead}` | {_ratio(flip.ahead_first)} | `{flip.behind}` | {_ratio(flip.behind_first)} | "
                 f"{_ratio(flip.ahead_second)} | {_ratio(flip.behind_second)} | "
                 f"{'no' if flip.within_noise else 'yes'} | {'yes' if (flip.ahead, flip.behind) in seed_flips else 'no'} |")
-        lines.append("\n".join(table))
+        lines.append(f"<details><summary>Every pair that swaps places ({comparison.swaps}), those outside the noise "
+                     "first</summary>\n\n" + "\n".join(table) + "\n\n</details>")
     return "\n\n".join(head + lines)
 
 
@@ -109,10 +136,11 @@ def render(results: Path) -> str:
 
 
 def headline(results: Path) -> tuple[str, str, str]:
-    found = compute(results)
+    computed = compute(results)
     quote = f"*{LESSON_QUOTE}*"
-    if found is None:
+    if computed is None:
         return quote, f"not yet measured here: `{command(ASYNC)}` and `{command(SYNC)}`", "-"
+    found = computed[0]
     tau = "undefined" if found.tau is None else f"{found.tau:+.2f}"
     interval = "" if found.interval is None else f" [{found.interval.low:+.2f}, {found.interval.high:+.2f}]"
     return (quote, f"Kendall's tau {tau}{interval} between Better Async and Better Sync; "
