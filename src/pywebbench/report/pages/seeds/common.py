@@ -331,7 +331,7 @@ def claims_section(preset: Preset, results: ResultSet | None, summary: Summary |
     out = ["The seed's words, each checked pair by pair with the two stacks' own paired ratio "
            "(unpaired where they ran in different cells):", ""]
     for claim in preset.claims:
-        where = f" ({point_of(claim.where)})" if claim.where else ""
+        where = f", {point_of(claim.where)}" if claim.where else ""
         out.append(f"- *{escape(claim.quote)}* ({claim.workload}{where})")
         if results is not None and summary is not None:
             out.append(f"  - {claim_summary(check_claim(results, summary.rows, claim))}")

@@ -9,7 +9,8 @@ from pywebbench.report.pages.seeds.page import SeedPage
 PAGE = SeedPage(
     number="001",
     title="Seed 001: Flask vs Starlette vs Go on hello, an external API and a DB read",
-    presets=("seed001", "seed001-postgresql", "seed001-sync-client", "seed001-sync-client-postgresql"),
+    # The sync-client presets are the 'Starlette (sync)' row on its own; seed001 runs it as a variant.
+    presets=("seed001", "seed001-postgresql"),
     baseline="flask:gunicorn-gthread",
     baseline_why="the seed compared Starlette with Flask (\"5x faster than Flask\"); its ratios are its req/s "
                  "over Flask's in the same table.",
