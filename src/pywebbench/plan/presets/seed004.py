@@ -69,10 +69,11 @@ SEED004 = Preset(
         Claim(("flask:gunicorn-meinheld",), _others("flask:gunicorn-meinheld"), "template",
               "Meinheld worker class for gunicorn is a clear winner capable of outputting 530 requests per "
               "second in this particular test.", (("stack_cpus", 1),)),
+        # One sentence, two orderings: each claim quotes its half.
         Claim(("flask:gunicorn-eventlet",), _others("flask:gunicorn-eventlet"), "api",
-              "In this test Gunicorn Eventlet takes the lead, followed by waitress.", (("stack_cpus", 1),)),
+              "In this test Gunicorn Eventlet takes the lead", (("stack_cpus", 1),)),
         Claim(("flask:waitress",), _others("flask:gunicorn-eventlet", "flask:waitress"), "api",
-              "In this test Gunicorn Eventlet takes the lead, followed by waitress.", (("stack_cpus", 1),)),
+              "followed by waitress.", (("stack_cpus", 1),)),
         Claim(("flask:gunicorn-meinheld", "flask:gunicorn-eventlet"),
               _others("flask:gunicorn-meinheld", "flask:gunicorn-eventlet"), "api",
               "Gunicorn-Meinheld and Gunicorn-Eventlet are leading the pack.", (("stack_cpus", 2),)),

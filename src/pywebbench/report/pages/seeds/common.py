@@ -329,7 +329,8 @@ def claims_section(preset: Preset, results: ResultSet | None, summary: Summary |
     if not preset.claims:
         return ""
     out = ["The seed's words, each checked pair by pair with the two stacks' own paired ratio "
-           "(unpaired where they ran in different cells):", ""]
+           "(unpaired where they ran in different cells):" if results is not None
+           else "The seed's words (each is checked pair by pair once a run is committed):", ""]
     for claim in preset.claims:
         where = f", {point_of(claim.where)}" if claim.where else ""
         out.append(f"- *{escape(claim.quote)}* ({claim.workload}{where})")
