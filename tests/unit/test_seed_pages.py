@@ -103,7 +103,7 @@ def test_a_swap_is_outside_the_noise_only_when_both_rows_separate_in_both_column
     swaps = {(f.ahead, f.behind): f.within_noise for f in found.comparison.flips}
     # a:one falls from first to third: it swaps with both b and c, clearly; b and c swap within the noise.
     assert swaps == {("a:one", "b:two"): False, ("a:one", "c:three"): False, ("b:two", "c:three"): True}
-    assert [(f.ahead, f.behind) for f in found.comparison.clear_flips] == [("a:one", "b:two"), ("a:one", "c:three")]
+    assert [(f.ahead, f.behind) for f in found.clear_flips] == [("a:one", "b:two"), ("a:one", "c:three")]
     assert found.verdict is Verdict.AGREES
     # Four stacks: async a > b > c > base, sync c > b > a > base: 3 of 6 pairs discordant, tau 0.
     assert found.tau == pytest.approx(0.0)
@@ -123,13 +123,13 @@ def test_with_only_swaps_inside_the_noise_the_lesson_is_tied_and_with_none_it_di
     runs = {n: load_results(tmp_path / "seeds" / n) for n in ("one", "two", "three")}
     rows = {n: summarize(r, baseline=BASE).rows for n, r in runs.items()}
     tied = lesson(rows["one"], rows["two"], tuple(near), BASE)
-    assert tied.comparison.swaps == 1 and not tied.comparison.clear_flips
+    assert tied.comparison.swaps == 1 and not tied.clear_flips
     assert tied.verdict is Verdict.TIED and tied.interval is None  # no round ratios given: no interval
     same = lesson(rows["one"], rows["three"], tuple(near), BASE)
     assert same.comparison.swaps == 0 and same.verdict is Verdict.DIFFERS
 
 
-def test_tau_has_no_interval_below_two_paired_rounds(tmp_path: Path) -> None:
+def test_one_window_per_stack_gives_a_tau_but_no_interval_and_no_swap_outside_the_noise(tmp_path: Path) -> None:
     write_run(tmp_path, "x", [Point(s, "db", v) for s, v in ASYNC_RPS.items()], rounds=1)
     write_run(tmp_path, "y", [Point(s, "db", v) for s, v in SYNC_RPS.items()], rounds=1)
     runs = [load_results(tmp_path / "seeds" / n) for n in ("x", "y")]
@@ -137,6 +137,8 @@ def test_tau_has_no_interval_below_two_paired_rounds(tmp_path: Path) -> None:
     ratios = [round_ratios(run, found, BASE) for run, found in zip(runs, rows)]
     found = lesson(rows[0], rows[1], tuple(ASYNC_RPS), BASE, ratios[0], ratios[1])
     assert found.tau is not None and found.interval is None
+    assert found.comparison.swaps == 3 and found.comparison.clear_flips  # points alone look separate...
+    assert not found.clear_flips and found.verdict is Verdict.TIED  # ...but without an interval nothing is
 
 
 def test_a_claim_is_checked_pair_by_pair_with_the_pairs_own_ratio(tmp_path: Path) -> None:
@@ -302,3 +304,14 @@ def test_a_new_seed_run_makes_its_page_and_the_table_stale(tmp_path: Path) -> No
     write_run(tmp_path / "results", "seed003", [Point("flask:gunicorn-sync", "hello", 2000),
                                                 Point("flask:gunicorn-meinheld", "hello", 6000)])
     assert stale(tmp_path) == [tmp_path / "seeds.md", tmp_path / "seed-003.md"]
+
+
+def test_a_torn_seed_results_file_is_named_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pywebbench.report.pages.__main__ import main
+
+    run_dir = tmp_path / "results" / "seeds" / "seed003"
+    run_dir.mkdir(parents=True)
+    (run_dir / "results.jsonl").write_text('{"record": "tria')
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scripts/docs: ") and err.count("\n") == 1

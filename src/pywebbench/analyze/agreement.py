@@ -25,7 +25,7 @@ from pywebbench.analyze.paired import (
     row_statistics,
     statistic_value,
 )
-from pywebbench.analyze.ranking import Comparison, Ranked, Score, compare, rank
+from pywebbench.analyze.ranking import Comparison, Flip, Ranked, Score, compare, rank
 from pywebbench.analyze.rows import Row, latest_trials, paired_to_baseline
 from pywebbench.plan.presets import Claim
 from pywebbench.results.model import ResultSet, TrialResult
@@ -294,7 +294,7 @@ class Lesson:
     """Two configurations' rankings of the same stacks: how far they agree, what swaps, what is noise."""
 
     comparison: Comparison[str]
-    """Its flips are the swapping pairs; `clear_flips` those whose two rows' intervals separate in both."""
+    """Its flips are the swapping pairs (see `clear_flips` for those outside the noise)."""
     tau: float | None
     interval: TauInterval | None
     first: tuple[Ranked, ...] = ()
@@ -302,12 +302,22 @@ class Lesson:
     second: tuple[Ranked, ...] = ()
 
     @property
+    def clear_flips(self) -> tuple[Flip, ...]:
+        """Swaps outside the noise: both rows' intervals separate in both configurations. A row
+        without an interval (one window) cannot show that, so its swaps never count here."""
+        def known(*scores: Score) -> bool:
+            return all(score.interval is not None for score in scores)
+
+        return tuple(f for f in self.comparison.clear_flips
+                     if known(f.ahead_first, f.behind_first, f.ahead_second, f.behind_second))
+
+    @property
     def verdict(self) -> Verdict:
         """Seed 000's lesson, that the configuration decides the ranking, held to the noise:
         agrees with a swap outside it, tied when every swap is within it, differs with none."""
         if self.tau is None:
             return Verdict.NOT_MEASURED
-        if self.comparison.clear_flips:
+        if self.clear_flips:
             return Verdict.AGREES
         return Verdict.TIED if self.comparison.flips else Verdict.DIFFERS
 

@@ -5,10 +5,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from pywebbench.errors import UserError
 from pywebbench.report.pages import build, stale
 
 
 def main(argv: list[str]) -> int:
+    """0 written (or current), 1 some page out of date (--check), 2 a committed results file is unreadable."""
+    try:
+        return _main(argv)
+    except UserError as error:
+        print(f"scripts/docs: {error}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str]) -> int:
     check = "--check" in argv
     args = [a for a in argv if a != "--check"]
     docs = Path(args[0]) if args else Path("docs")

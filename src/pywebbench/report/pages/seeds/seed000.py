@@ -76,7 +76,7 @@ def _seed_side() -> tuple[float | None, set[tuple[str, str]], int]:
 
 
 def verdict_sentence(found: Lesson) -> str:
-    clear, swaps = len(found.comparison.clear_flips), found.comparison.swaps
+    clear, swaps = len(found.clear_flips), found.comparison.swaps
     if found.verdict is Verdict.AGREES:
         return (f"agrees: the same stacks rank differently under the two configurations, and {clear} of the "
                 f"{swaps} swaps are outside the noise.")
@@ -110,7 +110,7 @@ def lesson_section(results: Path, *, resamples: int = 2000) -> str:
         f"Kendall's tau-b between the two rankings of the seed's {n} stacks by their ratio to "
         f"`{PAGE.baseline}`: ours **{tau}** {interval}; the seed's own two columns: {seed_tau_text}.",
         f"Pairs that swap places: {comparison.swaps} of {n * (n - 1) // 2} (the seed's columns: {seed_swaps}). "
-        f"Outside the noise, both rows' 95% intervals separate in both columns: {len(comparison.clear_flips)}.",
+        f"Outside the noise, both rows' 95% intervals separate in both columns: {len(found.clear_flips)}.",
         verdict_sentence(found),
     ]
     lines.append("Where each stack stands in the two columns (a *moved* of +12: twelve places higher under Better "
@@ -120,12 +120,13 @@ def lesson_section(results: Path, *, resamples: int = 2000) -> str:
     if comparison.flips:
         table = ["| Ahead under Better Async | its ratio | Behind | its ratio | Better Sync: first's ratio | "
                  "second's ratio | outside the noise | the seed swaps them too |", "|---|---|---|---|---|---|---|---|"]
-        ordered = sorted(comparison.flips, key=lambda f: (f.within_noise, comparison.stacks.index(f.ahead)))
+        clear = set(found.clear_flips)
+        ordered = sorted(comparison.flips, key=lambda f: (f not in clear, comparison.stacks.index(f.ahead)))
         for flip in ordered:
             table.append(
                 f"| `{flip.ahead}` | {_ratio(flip.ahead_first)} | `{flip.behind}` | {_ratio(flip.behind_first)} | "
                 f"{_ratio(flip.ahead_second)} | {_ratio(flip.behind_second)} | "
-                f"{'no' if flip.within_noise else 'yes'} | {'yes' if (flip.ahead, flip.behind) in seed_flips else 'no'} |")
+                f"{'yes' if flip in clear else 'no'} | {'yes' if (flip.ahead, flip.behind) in seed_flips else 'no'} |")
         lines.append(f"<details><summary>Every pair that swaps places ({comparison.swaps}), those outside the noise "
                      "first</summary>\n\n" + "\n".join(table) + "\n\n</details>")
     return "\n\n".join(head + lines)
@@ -144,5 +145,5 @@ def headline(results: Path) -> tuple[str, str, str]:
     tau = "undefined" if found.tau is None else f"{found.tau:+.2f}"
     interval = "" if found.interval is None else f" [{found.interval.low:+.2f}, {found.interval.high:+.2f}]"
     return (quote, f"Kendall's tau {tau}{interval} between Better Async and Better Sync; "
-                   f"{len(found.comparison.clear_flips)} of {found.comparison.swaps} swaps outside the noise",
+                   f"{len(found.clear_flips)} of {found.comparison.swaps} swaps outside the noise",
             found.verdict.value)
