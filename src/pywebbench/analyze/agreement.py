@@ -107,6 +107,11 @@ def _trials(results: ResultSet, row: Row) -> list[TrialResult]:
     return [t for t in latest_trials(results.trials) if t.spec.label == row.label and t.spec.cell == row.spec.cell]
 
 
+def _cell(results: ResultSet, row: Row) -> list[TrialResult]:
+    """Every window of the row's cell: a duet's ratios are fitted over all pairs of its rounds."""
+    return [t for t in latest_trials(results.trials) if t.spec.cell == row.spec.cell]
+
+
 def between(results: ResultSet, a: Row, b: Row, *, seed: int = 0) -> Estimate | None:
     """a against b: their own paired ratio, round by round, when they shared rounds; else unpaired.
 
@@ -114,7 +119,7 @@ def between(results: ResultSet, a: Row, b: Row, *, seed: int = 0) -> Estimate | 
     than the rounds say: the pairing is what cancels the machine's drift.
     """
     if a.spec.cell == b.spec.cell and a.method != "restart" and b.method != "restart":
-        ratios = paired_to_baseline(_trials(results, a), _trials(results, b), a.label).ratios
+        ratios = paired_to_baseline(_trials(results, a), _trials(results, b), a.label, _cell(results, a)).ratios
         interval = ratio_interval(ratios, seed=seed)
         if interval is not None:
             return Estimate(interval.center, interval.low, interval.high, paired=True)
@@ -223,7 +228,8 @@ def round_ratios(results: ResultSet, rows: Sequence[Row], baseline: str) -> dict
         partner = base.get(row.spec.cell)
         if partner is None or row.label == baseline or row.method == "restart":
             continue
-        out[row.label] = paired_to_baseline(_trials(results, row), _trials(results, partner), row.label).ratios
+        out[row.label] = paired_to_baseline(_trials(results, row), _trials(results, partner), row.label,
+                                            _cell(results, row)).ratios
     return out
 
 
