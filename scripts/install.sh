@@ -14,6 +14,7 @@ APT_PACKAGES=(
   libev-dev                                  # bjoern's event loop
   postgresql pgbouncer nginx-light           # private instances, started by the harness
   chromium chromium-driver                   # the HTML report's browser test
+  openssh-server openssh-client              # the netns rig's per-host sshd; the SSH transport
   ca-certificates curl git
 )
 missing=()

@@ -49,6 +49,8 @@ class Host:
     user: str | None = None
     port: int = 22
     key: Path | None = None
+    known_hosts: Path | None = None
+    """Its own known_hosts file (the netns rig's); None: ssh's usual ones."""
 
     @property
     def local(self) -> bool:
@@ -100,9 +102,9 @@ def _host(name: str, table: Any, source: str, allow_remote: bool) -> Host:
         raise UserError(f"{where}: a host name is letters, digits, '_', '.' and '-'")
     if not isinstance(table, dict):
         raise UserError(f"{where} must be a table")
-    unknown = sorted(set(table) - {"address", "roles", "user", "port", "key"})
+    unknown = sorted(set(table) - {"address", "roles", "user", "port", "key", "known_hosts"})
     if unknown:
-        raise UserError(f"{where}: unknown key {unknown[0]!r} (address, roles, user, port, key)")
+        raise UserError(f"{where}: unknown key {unknown[0]!r} (address, roles, user, port, key, known_hosts)")
     address = table.get("address")
     if not isinstance(address, str) or not address:
         raise UserError(f"{where} needs an address")
@@ -117,7 +119,11 @@ def _host(name: str, table: Any, source: str, allow_remote: bool) -> Host:
     key = table.get("key")
     if key is not None and not isinstance(key, str):
         raise UserError(f"{where}: key must be a path")
-    return Host(name, address, roles, user, port, Path(key).expanduser() if key else None)
+    known = table.get("known_hosts")
+    if known is not None and not isinstance(known, str):
+        raise UserError(f"{where}: known_hosts must be a path")
+    return Host(name, address, roles, user, port, Path(key).expanduser() if key else None,
+                Path(known).expanduser() if known else None)
 
 
 def _roles(value: Any, where: str) -> tuple[Role, ...]:
