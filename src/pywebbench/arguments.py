@@ -178,5 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("--format", default="terminal", choices=sorted(FORMATS))
     p_report.add_argument("-o", "--output", type=Path, help="write to a file instead of stdout")
 
-    sub.add_parser("doctor", help="what is installed, what is missing, and how to fix it")
+    p_doctor = sub.add_parser("doctor", help="what is installed, what is missing, and how to fix it")
+    p_doctor.add_argument("--hosts", type=Path, metavar="HOSTS_TOML",
+                          help="check every inventory host over SSH instead of this machine")
+    p_doctor.add_argument("--allow-remote", action="store_true", help="the inventory may name public addresses")
     return parser

@@ -7,6 +7,7 @@ import fnmatch
 import json
 import os
 import sys
+import tempfile
 import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
@@ -31,6 +32,8 @@ from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.compare import compare_results
 from pywebbench.stage.doctor import check
+from pywebbench.stage.hostcheck import check_inventory, require_ready
+from pywebbench.plan.hosts import load_inventory
 from pywebbench.stage.envs import EnvironmentBuilder
 from pywebbench.stage.listing import listing
 from pywebbench.arguments import build_parser
@@ -42,7 +45,7 @@ from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.calibration import render_calibration
 from pywebbench.report.comparison import render_comparison, render_comparison_markdown
 from pywebbench.report.formats import renderer
-from pywebbench.report.tables import render_doctor, render_presets, render_stacks
+from pywebbench.report.tables import render_doctor, render_host_doctor, render_presets, render_stacks
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results, results_path
 from pywebbench.measure.rounds import Budget
@@ -375,17 +378,30 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_doctor() -> int:
+def cmd_doctor(args: argparse.Namespace) -> int:
+    if args.hosts is not None:
+        return cmd_doctor_hosts(args.hosts, args.allow_remote)
     requirements = check()
     print(render_doctor(requirements), end="")
     return 1 if any(r.required and not r.present for r in requirements) else 0
+
+
+def cmd_doctor_hosts(path: Path, allow_remote: bool) -> int:
+    """Each inventory host over SSH; a host that cannot be reached or lacks a required tool is
+    one line and exit 2 (after the table, which says what else is missing)."""
+    inventory = load_inventory(path, allow_remote=allow_remote)
+    with tempfile.TemporaryDirectory(prefix="pwb-ssh-") as control:  # short: socket paths are capped
+        reports = check_inventory(inventory, Path(control))
+    print(render_host_doctor(reports), end="")
+    require_ready(reports)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "doctor":
-            return cmd_doctor()
+            return cmd_doctor(args)
         if args.command == "report":
             return cmd_report(args)
         if args.command == "compare":

@@ -51,6 +51,8 @@ class Host:
     key: Path | None = None
     known_hosts: Path | None = None
     """Its own known_hosts file (the netns rig's); None: ssh's usual ones."""
+    uv: Path | None = None
+    """Where uv is on that host when not on its login PATH (nor ~/.local/bin, ~/.cargo/bin)."""
 
     @property
     def local(self) -> bool:
@@ -102,9 +104,9 @@ def _host(name: str, table: Any, source: str, allow_remote: bool) -> Host:
         raise UserError(f"{where}: a host name is letters, digits, '_', '.' and '-'")
     if not isinstance(table, dict):
         raise UserError(f"{where} must be a table")
-    unknown = sorted(set(table) - {"address", "roles", "user", "port", "key", "known_hosts"})
+    unknown = sorted(set(table) - {"address", "roles", "user", "port", "key", "known_hosts", "uv"})
     if unknown:
-        raise UserError(f"{where}: unknown key {unknown[0]!r} (address, roles, user, port, key, known_hosts)")
+        raise UserError(f"{where}: unknown key {unknown[0]!r} (address, roles, user, port, key, known_hosts, uv)")
     address = table.get("address")
     if not isinstance(address, str) or not address:
         raise UserError(f"{where} needs an address")
@@ -116,14 +118,13 @@ def _host(name: str, table: Any, source: str, allow_remote: bool) -> Host:
     port = table.get("port", 22)
     if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
         raise UserError(f"{where}: port must be a whole number from 1 to 65535")
-    key = table.get("key")
-    if key is not None and not isinstance(key, str):
-        raise UserError(f"{where}: key must be a path")
-    known = table.get("known_hosts")
-    if known is not None and not isinstance(known, str):
-        raise UserError(f"{where}: known_hosts must be a path")
-    return Host(name, address, roles, user, port, Path(key).expanduser() if key else None,
-                Path(known).expanduser() if known else None)
+    paths = {}
+    for field in ("key", "known_hosts", "uv"):
+        value = table.get(field)
+        if value is not None and not isinstance(value, str):
+            raise UserError(f"{where}: {field} must be a path")
+        paths[field] = Path(value).expanduser() if value else None
+    return Host(name, address, roles, user, port, paths["key"], paths["known_hosts"], paths["uv"])
 
 
 def _roles(value: Any, where: str) -> tuple[Role, ...]:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from pywebbench.stage.listing import StackListing
 from pywebbench.stage.doctor import Requirement
+from pywebbench.stage.hostcheck import HostReport
 from pywebbench.plan.presets import Preset
 
 WIDTH = 160
@@ -38,6 +39,20 @@ def render_presets(presets: Iterable[Preset]) -> str:
         table.add_column(col)
     for preset in presets:
         table.add_row(preset.name, str(preset.seed), preset.title)
+    return _text(table)
+
+
+def render_host_doctor(reports: Sequence[HostReport]) -> str:
+    table = Table(title="pywebbench doctor --hosts")
+    for col in ("Host", "Need", "For", "Status", "Fix"):
+        table.add_column(col)
+    for report in reports:
+        host = report.host
+        table.add_row(host.name, "ssh", ", ".join(r.value for r in host.roles),
+                      f"ok: {host.address}:{host.port}, {report.cpus} CPUs, {report.rtt_s * 1000:.0f} ms probe", "")
+        for f in report.findings:
+            table.add_row("", f.name, f.purpose, ("ok: " if f.present else "MISSING: ") + f.detail,
+                          "" if f.present else f.fix + ("" if f.required else " (optional)"))
     return _text(table)
 
 

@@ -10,7 +10,8 @@ leftovers (its pid is gone) from a live run's namespaces and sweep only those.
 Teardown, on exit, crash or Ctrl-C: every process inside each namespace (sshd and whatever it
 started: they leave sshd's group, so they are found by namespace, `ip netns pids`) gets TERM,
 a grace period, KILL; then the namespaces and the bridge are deleted (deleting a namespace
-deletes its end of the veth pair, and with it the pair).
+deletes its end of the veth pair, but only when the kernel gets to it, so our ends are
+deleted too).
 """
 
 from __future__ import annotations
@@ -96,9 +97,9 @@ def sweep_leftovers() -> list[str]:
         if match and not _pid_alive(int(match.group(1), 16)):
             kill_namespace(ns)
             swept.append(ns)
-    links = _ip("-o", "link", "show", "type", "bridge", check=False).stdout
-    for name in re.findall(r"^\d+: (pw[0-9a-f]+b)[:@]", links, re.M):
-        if not _pid_alive(int(name[2:-1], 16)):
+    links = _ip("-o", "link", "show", check=False).stdout
+    for name in re.findall(r"^\d+: (pw[0-9a-f]+(?:b|v\d+))[:@]", links, re.M):
+        if not _pid_alive(int(re.sub(r"(b|v\d+)$", "", name)[2:], 16)):
             _ip("link", "delete", name, check=False)
             swept.append(name)
     return swept
@@ -195,6 +196,7 @@ class NetnsRig:
         outside, inside = f"pw{self.rid}v{index}", f"pw{self.rid}i{index}"
         self._made.append(ns)
         _ip("netns", "add", ns)
+        self._made.append(outside)
         _ip("link", "add", outside, "type", "veth", "peer", "name", inside)
         _ip("link", "set", inside, "netns", ns)
         _ip("link", "set", outside, "master", self.bridge)
@@ -236,8 +238,10 @@ class NetnsRig:
             kill_namespace(ns)
         for sshd in self._sshds:
             sshd.stop()
-        if self.bridge in self._made:
-            _ip("link", "delete", self.bridge, check=False)
+        # The kernel frees a deleted namespace (and its veth ends) later, in its own time:
+        # deleting our ends now takes each pair down at once.
+        for link in [n for n in self._made if not n.startswith(PREFIX)]:
+            _ip("link", "delete", link, check=False)
         self._made.clear()
         self._sshds.clear()
 

@@ -1,0 +1,206 @@
+"""Several hosts for real on one machine: the netns rig, its sshds, and the SSH path end to end.
+
+Needs root, `ip` and openssh-server (scripts/install.sh installs it); skipped otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from pywebbench.catalog.registry import BASELINE_STACK, build_catalog
+from pywebbench.loadgen.base import LoadRequest
+from pywebbench.loadgen.remote import RemoteWrk
+from pywebbench.measure.remote import RemoteLauncher, stage_environment
+from pywebbench.plan.sessions import Session
+from pywebbench.stage.envs import EnvironmentBuilder, EnvSpec, uv_binary
+from pywebbench.stage.netns import SSHD, NetnsRig, namespace_pids, namespaces
+from pywebbench.stage.ssh import SshConnection
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(SSHD, os.X_OK),
+                                reason="the netns rig needs root and openssh-server")
+
+REPO = Path(__file__).resolve().parents[2]
+PYWEBBENCH = [sys.executable, "-m", "pywebbench"]
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsRig]:
+    with NetnsRig(("gen1", "gen2", "app"), tmp_path_factory.mktemp("rig")) as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def control() -> Iterator[Path]:
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="pwb-ssh-") as path:  # socket paths are short
+        yield Path(path)
+
+
+def _doctor(inventory: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*PYWEBBENCH, "doctor", "--hosts", str(inventory)], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+
+
+def test_doctor_over_ssh_sees_each_host_and_refuses_one_without_uv(rig: NetnsRig, tmp_path: Path) -> None:
+    inventory = rig.inventory_toml({"gen1": ("generator",), "gen2": ("generator",), "app": ("app", "db")})
+    good = tmp_path / "good.toml"
+    good.write_text(inventory.replace("roles = [", f'uv = "{uv_binary()}"\nroles = ['))
+    done = _doctor(good)
+    assert done.returncode == 0, done.stderr
+    for name, host in rig.hosts.items():
+        assert f"{host.address}:22" in done.stdout
+    assert "pgbouncer" in done.stdout and "wrk" in done.stdout
+    # the rig's login PATH has no uv (it lives in the project's .venv): a host without uv
+    bare = tmp_path / "bare.toml"
+    bare.write_text(inventory)
+    done = _doctor(bare)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "has no uv" in done.stderr, done.stderr
+
+
+def test_unreachable_host_and_bad_inventory_fail_in_one_line(rig: NetnsRig, tmp_path: Path) -> None:
+    inventory = tmp_path / "hosts.toml"
+    # the bridge's own address: a rig address where no sshd listens
+    inventory.write_text(f'[hosts.ghost]\naddress = "{rig.subnet}.1"\nuser = "root"\nkey = "{rig.client_key}"\n'
+                         f'known_hosts = "{rig.known_hosts}"\nroles = ["generator", "app"]\n')
+    started = time.monotonic()
+    done = _doctor(inventory)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "cannot reach" in done.stderr, done.stderr
+    assert time.monotonic() - started < 30
+    # a key the host does not know: failed authentication, one line
+    other = tmp_path / "other_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    host = rig.hosts["app"]
+    inventory.write_text(f'[hosts.app]\naddress = "{host.address}"\nuser = "root"\nkey = "{other}"\n'
+                         f'known_hosts = "{rig.known_hosts}"\nroles = ["generator", "app"]\n')
+    done = _doctor(inventory)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "denied" in done.stderr, done.stderr
+    inventory.write_text("[hosts.a\n")
+    done = _doctor(inventory)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "does not parse" in done.stderr
+    inventory.write_text(f'[hosts.a]\naddress = "{host.address}"\nroles = ["generator"]\n')
+    done = _doctor(inventory)
+    assert done.returncode == 2 and "no host takes the app role" in done.stderr
+
+
+def _baseline_env() -> tuple[Session, Path]:
+    stack = next(s for s in build_catalog().stacks if s.id == BASELINE_STACK)
+    env = EnvironmentBuilder().ensure(EnvSpec(stack.requirements, stack.overrides, sys.executable))
+    session = Session(stack=stack, round=0, workers=2, threads=1, trials=(), workloads=())
+    return session, env.path
+
+
+def _leftovers(rig: NetnsRig, host: str) -> list[str]:
+    """Processes in the host's namespace other than its sshd listener."""
+    sshd = {p.pid for p in rig._sshds}  # noqa: SLF001 - the rig's own listener processes
+    found = []
+    for pid in namespace_pids(rig.hosts[host].namespace):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if pid not in sshd and "sshd -D" not in cmd and "sshd:" not in cmd:
+            found.append(f"{pid} {cmd}")
+    return found
+
+
+def test_app_server_over_ssh_loaded_by_wrk_on_two_generator_hosts(rig: NetnsRig, control: Path,
+                                                                   tmp_path: Path) -> None:
+    session, env_path = _baseline_env()
+    app = rig.hosts["app"]
+    with SshConnection(app.target, control, "app") as app_conn, \
+            SshConnection(rig.hosts["gen1"].target, control, "gen1") as gen1, \
+            SshConnection(rig.hosts["gen2"].target, control, "gen2") as gen2:
+        assert "present on the app host" in stage_environment(app_conn, env_path)
+        launcher = RemoteLauncher(app_conn, app.address, str(env_path / "bin" / "python"), str(tmp_path / "app"),
+                                  env_path)
+        with launcher.start(session, "flask-remote", {}, tmp_path / "logs", ()) as server:
+            url = f"http://{app.address}:{server.port}/hello"
+            _wait_http(gen1, url)
+            assert server.alive()
+            results: dict[str, object] = {}
+            import threading
+
+            def load(name: str, conn: SshConnection) -> None:
+                request = LoadRequest(url=url, connections=4, duration_s=1.0, label=f"load-{name}")
+                results[name] = RemoteWrk(conn, str(tmp_path / name)).run(request, tmp_path / name)
+
+            threads = [threading.Thread(target=load, args=(n, c)) for n, c in (("gen1", gen1), ("gen2", gen2))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            from pywebbench.results.model import LoadResult
+            got = [r for r in results.values() if isinstance(r, LoadResult)]
+            assert len(got) == 2, results
+            for r in got:
+                assert r.requests > 50 and r.non_2xx == 0 and r.socket_errors.connect == 0
+        assert not server.alive()
+        assert _leftovers(rig, "app") == []
+        assert _leftovers(rig, "gen1") == [] and _leftovers(rig, "gen2") == []
+
+
+def _wait_http(conn: SshConnection, url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        probe = conn.run(["python3", "-c", f"import urllib.request as u; print(u.urlopen({url!r}, timeout=2).read())"],
+                         check=False, timeout=15)
+        if probe.returncode == 0 and "Hello World!" in probe.stdout:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{url} never answered from the generator host")
+
+
+CTRL_C_SCRIPT = """
+import sys, time
+from pathlib import Path
+from pywebbench.stage.netns import NetnsRig
+from pywebbench.stage.ssh import SshConnection
+work = Path(sys.argv[1])
+with NetnsRig(("gen", "app"), work) as rig:
+    conns = [SshConnection(h.target, Path(sys.argv[2]), h.name).open() for h in rig.hosts.values()]
+    procs = [c.spawn(["sleep", "300"], name="sleeper", remote_dir=str(work / c.name), local_log_dir=work / "logs")
+             for c in conns]
+    print(" ".join(h.namespace for h in rig.hosts.values()), flush=True)
+    time.sleep(300)
+"""
+
+
+def test_ctrl_c_mid_run_leaves_no_process_and_no_namespace(tmp_path: Path, control: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", CTRL_C_SCRIPT, str(tmp_path), str(control)],
+                            stdout=subprocess.PIPE, text=True, process_group=0, cwd=REPO)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().split()
+        assert len(line) == 2, "the rig did not come up"
+        inside = [pid for ns in line for pid in namespace_pids(ns)]
+        assert len(inside) >= 4  # per host: its sshd, the session's sshd and the remote sleep
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert not set(line) & set(namespaces())
+    rid = line[0].split("-")[1]
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout
+    assert f"pw{rid}" not in links
+    assert [pid for pid in inside if _running(pid)] == []
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie waiting for init to reap it."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
