@@ -6,9 +6,11 @@ Needs root, `ip` and openssh-server (scripts/install.sh installs it); skipped ot
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +25,10 @@ from pywebbench.measure.remote import RemoteLauncher, stage_environment
 from pywebbench.plan.sessions import Session
 from pywebbench.stage.envs import EnvironmentBuilder, EnvSpec, uv_binary
 from pywebbench.stage.netns import SSHD, NetnsRig, namespace_pids, namespaces
+from pywebbench.services.links import HTTP_PROBE, PG_SSL_REQUEST, LinkProxies, measure_rtt
+from pywebbench.services.remote_db import RemoteDb
 from pywebbench.stage.ssh import SshConnection
+from pywebbench.stage.toxiproxy import build_toxiproxy
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(SSHD, os.X_OK),
                                 reason="the netns rig needs root and openssh-server")
@@ -34,7 +39,7 @@ PYWEBBENCH = [sys.executable, "-m", "pywebbench"]
 
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsRig]:
-    with NetnsRig(("gen1", "gen2", "app"), tmp_path_factory.mktemp("rig")) as made:
+    with NetnsRig(("gen1", "gen2", "app", "db"), tmp_path_factory.mktemp("rig")) as made:
         yield made
 
 
@@ -51,7 +56,7 @@ def _doctor(inventory: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_doctor_over_ssh_sees_each_host_and_refuses_one_without_uv(rig: NetnsRig, tmp_path: Path) -> None:
-    inventory = rig.inventory_toml({"gen1": ("generator",), "gen2": ("generator",), "app": ("app", "db")})
+    inventory = rig.inventory_toml({"gen1": ("generator",), "gen2": ("generator",), "app": ("app",), "db": ("db",)})
     good = tmp_path / "good.toml"
     good.write_text(inventory.replace("roles = [", f'uv = "{uv_binary()}"\nroles = ['))
     done = _doctor(good)
@@ -165,7 +170,10 @@ CTRL_C_SCRIPT = """
 import sys, time
 from pathlib import Path
 from pywebbench.stage.netns import NetnsRig
+from pywebbench.services.links import HTTP_PROBE, PG_SSL_REQUEST, LinkProxies, measure_rtt
+from pywebbench.services.remote_db import RemoteDb
 from pywebbench.stage.ssh import SshConnection
+from pywebbench.stage.toxiproxy import build_toxiproxy
 work = Path(sys.argv[1])
 with NetnsRig(("gen", "app"), work) as rig:
     conns = [SshConnection(h.target, Path(sys.argv[2]), h.name).open() for h in rig.hosts.values()]
@@ -204,3 +212,52 @@ def _running(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+def test_three_roles_db_p50_moves_by_the_added_round_trips(rig: NetnsRig, control: Path, tmp_path: Path,
+                                                            request: pytest.FixtureRequest) -> None:
+    """generator -> app -> db, each link through a Toxiproxy; 0 then 2 ms per round trip, same servers.
+
+    The app keeps a pool of one connection per worker, so a /db request is one round trip on
+    each link: p50 should move by about twice the added (measured) round-trip time.
+    """
+    session, env_path = _baseline_env()
+    toxiproxy = str(build_toxiproxy())
+    db_dir = Path(tempfile.mkdtemp(prefix="pwb-rig-db-"))
+    db_dir.chmod(0o755)  # PostgreSQL's own user must reach its directory
+    request.addfinalizer(lambda: shutil.rmtree(db_dir, ignore_errors=True))
+    app, db = rig.hosts["app"], rig.hosts["db"]
+    with SshConnection(app.target, control, "app3") as app_conn, \
+            SshConnection(rig.hosts["gen1"].target, control, "gen3") as gen_conn, \
+            SshConnection(db.target, control, "db3") as db_conn, \
+            RemoteDb(db_conn, sys.executable, db_dir, rows=1000) as remote_db, \
+            LinkProxies(db_conn, toxiproxy, tmp_path / "db-links") as db_links, \
+            LinkProxies(gen_conn, toxiproxy, tmp_path / "gen-links") as gen_links:
+        assert remote_db.info is not None
+        db_link = db_links.add("app-db", f"{db.address}:16432", f"127.0.0.1:{remote_db.info.port}")
+        dsn = remote_db.info.dsn.replace(f"@127.0.0.1:{remote_db.info.port}/", f"@{db.address}:16432/")
+        app_env = {"PWB_DSN": dsn, "PWB_DRIVER": session.stack.driver, "PWB_DB_DELAY": "0",
+                   "PWB_DB_ROWS": "1000", "PWB_DB_POOL": "1"}
+        launcher = RemoteLauncher(app_conn, app.address, str(env_path / "bin" / "python"), str(tmp_path / "app"),
+                                  env_path)
+        with launcher.start(session, "flask-3roles", app_env, tmp_path / "logs", ()) as server:
+            _wait_http(app_conn, f"http://{app.address}:{server.port}/hello")
+            gen_link = gen_links.add("gen-app", "127.0.0.1:18080", f"{app.address}:{server.port}")
+            url = f"http://127.0.0.1:18080/db"
+            p50: dict[int, float] = {}
+            rtt: dict[int, float] = {}
+            for ms in (0, 2):
+                db_links.set_rtt(ms / 1000)
+                gen_links.set_rtt(ms / 1000)
+                rtt[ms] = measure_rtt(app_conn, db_link.listen, PG_SSL_REQUEST).median_s
+                measure_rtt(gen_conn, gen_link.listen, HTTP_PROBE, count=5)  # the path answers
+                wrk = RemoteWrk(gen_conn, str(tmp_path / f"gen-{ms}"))
+                wrk.run(LoadRequest(url=url, connections=2, duration_s=1.0, label=f"warm-{ms}"), tmp_path / "gen")
+                result = wrk.run(LoadRequest(url=url, connections=2, duration_s=2.0, label=f"db-{ms}"), tmp_path / "gen")
+                assert result.requests > 20 and result.non_2xx == 0, result
+                p50[ms] = dict(result.latency.percentiles)[50.0] / 1000
+            added = rtt[2] - rtt[0]
+            assert 0.0015 < added < 0.0035, rtt  # the delay is there, and measured
+            moved = p50[2] - p50[0]
+            assert 2 * added * 0.6 < moved < 2 * added * 1.6, (p50, rtt)
+            assert db_links.cpu_seconds() > 0 and gen_links.cpu_seconds() > 0

@@ -34,6 +34,7 @@ FALLBACKS: dict[str, Callable[[], list[Path]]] = {
     "go": lambda: [Path("/usr/local/go/bin/go"), Path("/usr/lib/go/bin/go")],
     "oha": lambda: [cache_root() / "tools" / "cargo" / "bin" / "oha", REPO_ROOT / ".tools" / "cargo" / "bin" / "oha",
                     Path.home() / ".cargo" / "bin" / "oha"],
+    "toxiproxy-server": lambda: [cache_root() / "tools" / "toxiproxy-v2.5.0" / "toxiproxy-server"],
 }
 """Searched after PATH: a user's own go or oha wins over the usual install places."""
 
