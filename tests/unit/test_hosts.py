@@ -49,3 +49,12 @@ def test_a_public_address_needs_allow_remote() -> None:
     assert parse_inventory(data, allow_remote=True).hosts[0].address == "8.8.8.8"
     with pytest.raises(UserError, match="cannot read the inventory"):
         load_inventory(Path("/nonexistent/hosts.toml"))
+
+
+def test_a_host_may_name_its_known_hosts_file_and_its_uv(tmp_path: Path) -> None:
+    inventory = parse_inventory({"hosts": {"a": {"address": "10.0.0.2", "roles": ["app", "generator"],
+                                                 "known_hosts": "/run/kh", "uv": "/opt/uv/bin/uv"}}})
+    host = inventory.hosts[0]
+    assert (host.known_hosts, host.uv) == (Path("/run/kh"), Path("/opt/uv/bin/uv"))
+    with pytest.raises(UserError, match="uv must be a path"):
+        parse_inventory({"hosts": {"a": {"address": "10.0.0.2", "roles": ["app", "generator"], "uv": 3}}})

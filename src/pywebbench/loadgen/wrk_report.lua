@@ -1,5 +1,8 @@
 -- Writes wrk's summary as JSON to the file named by PYWEBBENCH_WRK_REPORT, so the harness
 -- never scrapes wrk's console text. Times are in microseconds, as wrk keeps them.
+-- With PYWEBBENCH_WRK_HISTOGRAM set, it also writes wrk's raw latency record: every distinct
+-- value (us) with its count (latency(i), i = 1..#latency), so the runs of several generator
+-- hosts merge into exact percentiles instead of averaged ones.
 local spectrum = {0, 1, 5, 10, 20, 25, 30, 40, 50, 60, 70, 75, 80, 85, 90, 95, 97.5,
                   99, 99.5, 99.9, 99.95, 99.99, 100}
 
@@ -21,5 +24,13 @@ done = function(summary, latency, requests)
     summary.duration, summary.requests, summary.bytes,
     e.connect, e.read, e.write, e.status, e.timeout,
     latency.min, latency.max, latency.mean, latency.stdev, table.concat(parts, ", ")))
+  if os.getenv("PYWEBBENCH_WRK_HISTOGRAM") then
+    local pairs_ = {}
+    for i = 1, #latency do
+      local value, count = latency(i)
+      pairs_[#pairs_ + 1] = string.format("[%d, %d]", value, count)
+    end
+    out:write(string.format('{"histogram_us": [%s]}\n', table.concat(pairs_, ", ")))
+  end
   out:close()
 end

@@ -10,6 +10,7 @@ copied or printed.
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -254,6 +255,12 @@ class RemoteProcess:
         for remote, local in ((self.remote_stdout, out), (self.remote_stderr, err)):
             if not self.conn.target.shared_fs:
                 self.conn.fetch(remote, local)
+            elif Path(remote) != local:  # the same filesystem: a local copy will do
+                local.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    shutil.copyfile(remote, local)
+                except FileNotFoundError:
+                    local.write_bytes(b"")
         return out, err
 
     def __enter__(self) -> RemoteProcess:
