@@ -25,7 +25,7 @@ from pywebbench.loadgen.remote import RemoteWrk, run_together
 from pywebbench.measure.remote import RemoteLauncher, stage_environment
 from pywebbench.plan.sessions import Session
 from pywebbench.stage.envs import EnvironmentBuilder, EnvSpec, uv_binary
-from pywebbench.stage.netns import SSHD, NetnsRig, namespace_pids, namespaces
+from pywebbench.stage.netns import SSHD, NetnsRig, namespace_pids, namespaces, sweep_leftovers
 from pywebbench.services.links import HTTP_PROBE, PG_SSL_REQUEST, LinkProxies, measure_rtt
 from pywebbench.services.remote_db import RemoteDb
 from pywebbench.stage.ssh import SshConnection
@@ -265,3 +265,25 @@ def test_three_roles_db_p50_moves_by_the_added_round_trips(rig: NetnsRig, contro
             moved = p50[2] - p50[0]
             assert 2 * added * 0.6 < moved < 2 * added * 1.6, (p50, rtt)
             assert db_links.cpu_seconds() > 0 and gen_links.cpu_seconds() > 0
+
+
+def test_a_crashed_run_s_namespaces_and_sshds_are_swept_by_the_next(tmp_path: Path) -> None:
+    """SIGKILL gives the rig no chance to tear down: the next rig's start sweeps what it left."""
+    script = ("import sys, time\nfrom pathlib import Path\nfrom pywebbench.stage.netns import NetnsRig\n"
+              "rig = NetnsRig(('a', 'b'), Path(sys.argv[1])).__enter__()\n"
+              "print(' '.join(h.namespace for h in rig.hosts.values()), flush=True)\ntime.sleep(300)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                            process_group=0, cwd=REPO)
+    assert proc.stdout is not None
+    made = proc.stdout.readline().split()
+    assert len(made) == 2
+    inside = [pid for ns in made for pid in namespace_pids(ns)]
+    assert inside  # the sshds, in process groups of their own: a SIGKILL of the harness misses them
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert set(made) <= set(namespaces())
+    swept = sweep_leftovers()
+    assert set(made) <= set(swept) and not set(made) & set(namespaces())
+    assert [pid for pid in inside if _running(pid)] == []
+    rid = made[0].split("-")[1]
+    assert f"pw{rid}" not in subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout

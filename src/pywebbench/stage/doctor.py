@@ -38,6 +38,7 @@ def check() -> list[Requirement]:
         uv, uv_ok = "not found", False
     python_h = Path(sysconfig.get_paths()["include"]) / "Python.h"
     oha = locate("oha")
+    toxiproxy = locate("toxiproxy-server")
     return [
         _command("wrk", "closed-loop load generator (default)", "wrk"),
         _command("ab", "ApacheBench, the seeds' fixed-count generator", "apache2-utils"),
@@ -50,6 +51,11 @@ def check() -> list[Requirement]:
         _command("pgbouncer", "caps DB sessions between apps and PostgreSQL", "pgbouncer", required=False),
         _command("nginx", "static baseline and reverse proxy", "nginx-light", required=False),
         _command("go", "builds the Go reference server and the upstream API", "golang-go", required=False),
+        _command("sshd", "the netns rig's per-host SSH server (several hosts on one machine)", "openssh-server",
+                 required=False),
+        Requirement("toxiproxy-server", "delays links between hosts (no netem in this kernel)",
+                    toxiproxy is not None, toxiproxy or "not built yet",
+                    "built on first use (go install github.com/Shopify/toxiproxy/v2/cmd/server)", False),
         _header("libev", Path("/usr/include/ev.h"), "bjoern's event loop", "libev-dev"),
         Requirement("Python.h", "compiling C servers against this Python", python_h.exists(), str(python_h),
                     "sudo apt-get install -y python3-dev", False),

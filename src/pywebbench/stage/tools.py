@@ -26,6 +26,7 @@ def _postgres_candidates() -> list[Path]:
 KNOWN_PLACES: dict[str, Callable[[], list[Path]]] = {
     "nginx": lambda: [Path("/usr/sbin/nginx")],
     "pgbouncer": lambda: [Path("/usr/sbin/pgbouncer")],
+    "sshd": lambda: [Path("/usr/sbin/sshd")],
     "postgres": _postgres_candidates,
 }
 """Searched before PATH: the daemons Debian installs off most users' PATH."""
@@ -34,7 +35,7 @@ FALLBACKS: dict[str, Callable[[], list[Path]]] = {
     "go": lambda: [Path("/usr/local/go/bin/go"), Path("/usr/lib/go/bin/go")],
     "oha": lambda: [cache_root() / "tools" / "cargo" / "bin" / "oha", REPO_ROOT / ".tools" / "cargo" / "bin" / "oha",
                     Path.home() / ".cargo" / "bin" / "oha"],
-    "toxiproxy-server": lambda: [cache_root() / "tools" / "toxiproxy-v2.5.0" / "toxiproxy-server"],
+    "toxiproxy-server": lambda: [cache_root() / "tools" / "toxiproxy-v2.5.0" / "toxiproxy-server"],  # stage/toxiproxy.py
 }
 """Searched after PATH: a user's own go or oha wins over the usual install places."""
 
