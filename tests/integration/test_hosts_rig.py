@@ -141,6 +141,7 @@ def test_app_server_over_ssh_loaded_by_wrk_on_two_generator_hosts(rig: NetnsRig,
             assert len(parts) == 2 and merged.start_spread_s < 0.1, [(p.started_at or 0) - merged.start_at for p in parts]
             for part in parts:
                 assert part.result.requests > 50 and part.result.non_2xx == 0
+                assert part.busy is not None and 0.0 < part.busy < 1.2  # wrk's own CPU, read on its host
                 # wrk's record, after its own coordinated-omission correction: at least one value a request
                 assert part.histogram is not None and part.histogram.total >= part.result.requests
                 # the raw record reproduces wrk's own percentiles (the same rank rule)

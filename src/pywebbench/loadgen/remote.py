@@ -24,9 +24,19 @@ from pywebbench.loadgen.wrk import Wrk, parse_wrk_report
 from pywebbench.results.model import LoadResult
 from pywebbench.stage.ssh import RemoteProcess, SshConnection, SshError
 
-_AT = ("import os, sys, time; t = float(sys.argv[1]); time.sleep(max(0.0, t - time.time())); "
-       "print(repr(time.time()), flush=True); os.execvp(sys.argv[2], sys.argv[2:])")
-"""Waits for the agreed instant on this host's clock, says when it went, then becomes wrk."""
+_AT = """
+import resource, subprocess, sys, time
+at = float(sys.argv[1])
+if at > 0:
+    time.sleep(max(0.0, at - time.time()))
+print(repr(time.time()), flush=True)
+code = subprocess.call(sys.argv[2:])
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("cpu=" + repr(used.ru_utime + used.ru_stime), flush=True)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+"""Waits for the agreed instant on this host's clock (0: at once), says when wrk went, runs it
+(in the same process group, so a stop reaches it) and says how much CPU it used on that host."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +54,17 @@ class GeneratorRun:
     result: LoadResult
     histogram: Histogram | None
     started_at: float | None
-    """When wrk began on that host's clock (None without a barrier)."""
+    """When wrk began on that host's clock."""
+    cpu_s: float | None = None
+    """wrk's CPU time on its host (user + system), for the saturation check."""
+    threads: int = 1
+
+    @property
+    def busy(self) -> float | None:
+        """wrk's CPU use as a fraction of its threads' worth of CPUs over the window."""
+        if self.cpu_s is None or self.result.duration_s <= 0:
+            return None
+        return self.cpu_s / (self.result.duration_s * self.threads)
 
 
 @dataclass(frozen=True)
@@ -53,6 +73,10 @@ class MergedRun:
     parts: tuple[GeneratorRun, ...]
     start_at: float
     """The agreed instant (our clock)."""
+
+    def saturated(self, busy: float) -> tuple[str, ...]:
+        """Generator hosts whose wrk used more than `busy` of its threads' CPUs: they measured themselves."""
+        return tuple(p.host for p in self.parts if p.busy is not None and p.busy > busy)
 
     @property
     def start_spread_s(self) -> float:
@@ -102,7 +126,8 @@ class RemoteWrk:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYWEBBENCH_WRK_REPORT": report}
         if histogram:
             env["PYWEBBENCH_WRK_HISTOGRAM"] = "1"
-        launched = argv if start_at is None else ["python3", "-c", _AT, repr(start_at + self.clock_offset_s), *argv]
+        at = 0.0 if start_at is None else start_at + self.clock_offset_s
+        launched = ["python3", "-c", _AT, repr(at), *argv]
         proc = self.conn.spawn(launched, name=f"{request.label}.wrk", remote_dir=self.remote_dir,
                                local_log_dir=work_dir, env=env)
         return Started(proc, request, report, work_dir, tuple(argv))
@@ -121,7 +146,9 @@ class RemoteWrk:
         lines = [json.loads(line) for line in text.splitlines() if line.strip()]
         result = parse_wrk_report(lines[0], started.argv)
         histogram = next((parse_histogram(d["histogram_us"]) for d in lines[1:] if "histogram_us" in d), None)
-        return GeneratorRun(self.conn.name, result, histogram, _started_at(out))
+        started_at, cpu = _wrapper_lines(out)
+        threads = max(1, min(len(request.cpus) or 1, request.connections))
+        return GeneratorRun(self.conn.name, result, histogram, started_at, cpu, threads)
 
     def _read(self, remote: str, local: Path) -> str:
         try:
@@ -161,12 +188,24 @@ def run_together(generators: Sequence[RemoteWrk], request: LoadRequest, work_dir
     return MergedRun(merged, tuple(runs), start_at)
 
 
-def _started_at(stdout: Path) -> float | None:
+def _wrapper_lines(stdout: Path) -> tuple[float | None, float | None]:
+    """The wrapper's start time (first line) and wrk's CPU seconds (its `cpu=` line)."""
     try:
-        first = stdout.read_text(errors="replace").split("\n", 1)[0].strip()
-        return float(first)
-    except (OSError, ValueError):
-        return None
+        lines = stdout.read_text(errors="replace").splitlines()
+    except OSError:
+        return None, None
+    started = cpu = None
+    try:
+        started = float(lines[0]) if lines else None
+    except ValueError:
+        pass
+    for line in lines:
+        if line.startswith("cpu="):
+            try:
+                cpu = float(line[4:])
+            except ValueError:
+                pass
+    return started, cpu
 
 
 def _tail(path: Path) -> str:
