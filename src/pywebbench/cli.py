@@ -44,7 +44,7 @@ from pywebbench.plan.sessions import Plan, choose_stacks
 from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.calibration import render_calibration
 from pywebbench.report.comparison import render_comparison, render_comparison_markdown
-from pywebbench.report.formats import renderer
+from pywebbench.report.formats import renderer, write_report
 from pywebbench.report.tables import render_doctor, render_host_doctor, render_presets, render_stacks
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results, results_path
@@ -367,14 +367,14 @@ def render_terminal_for(run_dir: Path) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     render = renderer(args.format)
-    text = render(load_results(args.run_dir))
+    results = load_results(args.run_dir)
     if args.output:
         try:
-            args.output.write_text(text)
+            write_report(args.format, results, args.output)
         except OSError as exc:
             raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(render(results))
     return 0
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pywebbench.report.columns import inert
+from pywebbench.report.common import inert
 from pywebbench.results.model import ServiceRecord
 from pywebbench.services.backing import REDACTED, _redacted
 from pywebbench.services.postgres import PostgresConfig

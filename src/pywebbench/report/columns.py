@@ -1,213 +1,252 @@
-"""What every tabular format shares: the flat record (one per stack x workload x knobs), the
-labels of a row, and the cells a table is split into."""
+"""The columns of the result tables, once for every format: what a column is called, where its
+value comes from in a Row, how it is written, and which formats show it.
+
+The terminal, Markdown and HTML tables each take `shown(format, table)` in this order, so a
+new column is one entry in COLUMNS. Where a format writes a column its own way (Markdown puts
+the interval beside req/s, the terminal gives the ratio a third digit when it is paired), the
+entry says so in that format's `Look`. CSV and JSON export every raw field instead
+(report/record.py).
+"""
 
 from __future__ import annotations
 
-import io
-import re
-from collections.abc import Iterable, Sequence
-from typing import Any
-
-from rich.console import Console
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
 
 from pywebbench.analyze.rows import Row
-from pywebbench.plan.knobs import cpus_label, knob_labels
-from pywebbench.results.model import ResultSet, StackInfo, TrialSpec
-
-CSV_COLUMNS: tuple[str, ...] = (
-    "framework", "server", "worker_class", "type", "workers", "threads", "workload", "connections",
-    "rps", "rps_ci_low", "rps_ci_high", "rps_min", "rps_max", "ratio", "ratio_ci_low", "ratio_ci_high",
-    "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "errors", "valid", "db_sessions",
-    "cpu_ms_per_req", "cpu_percent", "rss_mb",
-    "keepalive", "status", "trials", "aggregation", "stack", "interface", "event_loop", "http_parser",
-    "topology", "max_db_sessions", "db_delay_ms", "db_pool", "upstream_delay_ms", "cpu_size",
-    "rate", "uncorrected_p99_ms", "checks", "note",
-    "method", "rounds", "launches", "tie_group", "cpu_ratio", "cpu_ratio_ci_low", "cpu_ratio_ci_high", "mde",
-    "cpu_source",
+from pywebbench.measure.checks import check_name
+from pywebbench.report.common import (
+    interval,
+    keepalive_label,
+    latency_format,
+    num,
+    server_label,
+    validity_label,
+    workers_label,
 )
 
 
-# C0/C1 controls (but tab and newline) and the bidi overrides: from a results file they could
-# clear the screen, retitle the terminal or reorder what a reader sees.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+class Format(Enum):
+    TERMINAL = "terminal"
+    MARKDOWN = "markdown"
+    HTML = "html"
 
 
-def inert(text: str) -> str:
-    """Text from a results file made safe to print: every control character shown as \\xNN."""
-    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                       else f"\\u{ord(m.group()):04x}", text)
+class Align(Enum):
+    LEFT = "left"
+    RIGHT = "right"
+    CENTER = "center"
 
 
-def plain_console(buffer: io.StringIO, width: int) -> Console:
-    """A console into `buffer` that prints stored strings as they are: no rich markup (a stored
-    "[/x]" would raise, "[link=...]" would make a link), no emoji codes, no colour."""
-    return Console(file=buffer, width=width, force_terminal=False, color_system=None, markup=False, emoji=False,
-                   highlight=False)
+@dataclass(frozen=True)
+class TableInfo:
+    """What a cell's text may depend on besides its own row: the table's rows and the run."""
+
+    rows: Sequence[Row]
+    client_keepalive: bool = True
+    """False when the generator closed every connection (--no-keepalive)."""
+
+    @property
+    def paired(self) -> bool:
+        return any(r.method != "restart" for r in self.rows)
+
+    @property
+    def open_loop(self) -> bool:
+        return any(r.spec.rate is not None for r in self.rows)
 
 
-def _ms(seconds: float | None) -> float | None:
-    return None if seconds is None else round(seconds * 1000, 3)
+Text = Callable[[Row, TableInfo], str]
 
 
-def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
+@dataclass(frozen=True)
+class Look:
+    """How one format shows a column where it differs from the column's own header and text."""
+
+    header: str | None = None
+    text: Text | None = None
+    detail: Callable[[Row], str] | None = None
+    """A second line under the value (HTML): its interval, its repeats."""
 
 
-def _bound(interval: tuple[float, float] | None, index: int, digits: int) -> float | None:
-    return None if interval is None else round(interval[index], digits)
+def _always(table: TableInfo) -> bool:
+    return True
 
 
-def flat(row: Row) -> dict[str, Any]:
-    s = row.stack
-    return {
-        "framework": s.framework_title,
-        "server": s.server_title,
-        "worker_class": s.worker_class,
-        "type": s.concurrency,
-        "workers": s.workers,
-        "threads": s.threads,
-        "workload": row.spec.workload,
-        "connections": row.spec.connections,
-        "rps": _round(row.rps, 1),
-        "rps_ci_low": _bound(row.rps_ci, 0, 1),
-        "rps_ci_high": _bound(row.rps_ci, 1, 1),
-        "rps_min": _round(row.rps_min, 1),
-        "rps_max": _round(row.rps_max, 1),
-        "ratio": _round(row.ratio, 3),
-        "ratio_ci_low": _bound(row.ratio_ci, 0, 3),
-        "ratio_ci_high": _bound(row.ratio_ci, 1, 3),
-        "p50_ms": _round(row.p50_ms, 3),
-        "p90_ms": _round(row.p90_ms, 3),
-        "p95_ms": _round(row.p95_ms, 3),
-        "p99_ms": _round(row.p99_ms, 3),
-        "p999_ms": _round(row.p999_ms, 3),
-        "errors": row.errors,
-        "valid": row.valid,
-        "keepalive": row.keepalive,
-        "status": row.status,
-        "trials": row.trials,
-        "aggregation": row.aggregation,
-        "stack": row.label,
-        "interface": s.interface,
-        "event_loop": s.event_loop,
-        "http_parser": s.http_parser,
-        "db_sessions": row.db_sessions,
-        "cpu_ms_per_req": _round(row.cpu_ms_per_req, 4),
-        "cpu_percent": _round(row.cpu_percent, 1),
-        "rss_mb": _round(row.rss_mb, 1),
-        "topology": row.spec.topology,
-        "max_db_sessions": row.spec.max_db_sessions,
-        "db_delay_ms": _ms(row.spec.db_delay_s),
-        "db_pool": row.spec.db_pool,
-        "upstream_delay_ms": _ms(row.spec.upstream_delay_s),
-        "cpu_size": row.spec.cpu_size,
-        "rate": row.spec.rate,
-        "uncorrected_p99_ms": _round(row.uncorrected_p99_ms, 3),
-        "method": row.method,
-        "rounds": row.rounds,
-        "launches": row.launches,
-        "tie_group": row.tie_group,
-        "cpu_ratio": _round(row.cpu_ratio, 4),
-        "cpu_ratio_ci_low": _bound(row.cpu_ratio_ci, 0, 4),
-        "cpu_ratio_ci_high": _bound(row.cpu_ratio_ci, 1, 4),
-        "mde": _round(row.mde, 4),
-        "cpu_source": row.cpu_source,
-        "checks": "; ".join(row.checks),
-        "note": row.note,
-    }
+@dataclass(frozen=True)
+class Column:
+    name: str
+    header: str
+    value: Callable[[Row], float | str | None]
+    """The raw value: what the HTML table sorts by."""
+    text: Text
+    formats: Mapping[Format, Look]
+    """The formats that show this column, each with its own look (mostly none)."""
+    align: Align = Align.RIGHT
+    when: Callable[[TableInfo], bool] = _always
+    """Shown only in tables where this holds (the paired columns, the open-loop ones)."""
+    hint: str = ""
+    """What the column means, as the HTML header's tooltip."""
+    sort: Callable[[Row], str] | None = None
+    """The HTML sort key where the value is not it."""
+
+    def header_in(self, fmt: Format) -> str:
+        return self.formats[fmt].header or self.header
+
+    def text_in(self, fmt: Format, row: Row, table: TableInfo) -> str:
+        return (self.formats[fmt].text or self.text)(row, table)
+
+    def detail_in(self, fmt: Format, row: Row) -> str:
+        detail = self.formats[fmt].detail
+        return detail(row) if detail is not None else ""
+
+    def sort_key(self, row: Row) -> str:
+        """data-sort: the raw number ('' when missing, sorted last either way), or the text."""
+        if self.sort is not None:
+            return self.sort(row)
+        value = self.value(row)
+        if value is None:
+            return ""
+        return repr(float(value)) if isinstance(value, int | float) else value
 
 
-# Labels shared by the tables of every format (the terminal table has its own copies).
-
-def server_label(stack: StackInfo) -> str:
-    detail = stack.worker_class if stack.server == "gunicorn" else (stack.variant or "")
-    if detail and detail not in (stack.server, "prefork"):
-        return f"{stack.server_title} ({detail})"
-    return stack.server_title
+def _fmt(get: Callable[[Row], float | int | None], spec: str) -> Text:
+    return lambda row, table: num(get(row), spec)
 
 
-def workers_label(stack: StackInfo) -> str:
-    return f"{stack.workers}x{stack.threads}" if stack.threads > 1 else str(stack.workers)
+def _latency(get: Callable[[Row], float | None]) -> Text:
+    return lambda row, table: latency_format(get(row))
 
 
-def validity_label(row: Row) -> str:
-    if row.valid:
-        return "yes"
-    return "NO: errors" if row.status == "ok" else f"NO: {row.status}"
+def _bounds(ci: tuple[float, float] | None, spec: str) -> str:
+    return "-" if ci is None else f"{format(ci[0], spec)}-{format(ci[1], spec)}"
 
 
-def keepalive_label(row: Row) -> str:
-    return {True: "on", False: "off", None: "?"}[row.keepalive]
+def _beside(value: str, ci: tuple[float, float] | None, spec: str) -> str:
+    bounds = interval(ci, spec)
+    return f"{value} {bounds}" if bounds else value
 
 
+def _framework(row: Row) -> str:
+    """The framework, and a calibration's alias (A, A2, B): two rows of one stack stay apart."""
+    return row.stack.framework_title + (f" #{row.spec.alias}" if row.spec.alias else "")
 
 
-def cell_title(spec: TrialSpec) -> str:
-    """'hello - 100 connections - wrk - 5s (+2s warmup) - stack CPUs 1, generator CPUs 0 - ...'."""
-    timing = f"{spec.requests:,} requests" if spec.requests else f"{spec.duration_s:g}s (+{spec.warmup_s:g}s warmup)"
-    return " - ".join([spec.workload, f"{spec.connections} connections", spec.generator, timing,
-                       f"stack CPUs {cpus_label(spec.stack_cpus)}, generator CPUs {cpus_label(spec.loadgen_cpus)}",
-                       *knob_labels(spec, omit=("connections", "stack_cpus"))])
-
-
-def _order_key(value: object) -> tuple[int, float, str]:
-    if value is None:
-        return (0, 0.0, "")
-    if isinstance(value, int | float):
-        return (1, float(value), "")
-    return (1, 0.0, str(value))
-
-
-def cells(rows: Iterable[Row], workloads: Sequence[str] = ()) -> list[list[Row]]:
-    """Rows split by cell (TrialSpec.cell), in the rows' order within each; cells ordered by
-    workload (in the order given, e.g. the run's, then as first seen), then by their knobs
-    numerically (so 25 connections comes before 100)."""
-    groups: dict[tuple[object, ...], list[Row]] = {}
-    for row in rows:
-        groups.setdefault(row.spec.cell, []).append(row)
-    order = list(dict.fromkeys([*workloads, *(str(cell[0]) for cell in groups)]))
-
-    def key(cell: tuple[object, ...]) -> tuple[Any, ...]:
-        return (order.index(str(cell[0])), tuple(_order_key(v) for v in cell[1:]))
-
-    return [groups[cell] for cell in sorted(groups, key=key)]
-
-
-def run_workloads(results: ResultSet) -> list[str]:
-    """Workloads in the order the run measured them."""
-    return list(dict.fromkeys(t.spec.workload for t in results.trials))
-
-
-def num(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
-
-
-def interval(ci: tuple[float, float] | None, fmt: str) -> str:
-    """'[11,900–12,800]', or '' when there is no interval (a single repeat)."""
-    return "" if ci is None else f"[{format(ci[0], fmt)}–{format(ci[1], fmt)}]"
-
-
-def latency_format(ms: float | None) -> str:
-    """Enough digits to tell sub-millisecond latencies apart, no false precision above."""
-    if ms is None:
+def _tie(row: Row, table: TableInfo) -> str:
+    if row.tie_group is None:
         return "-"
-    return format(ms, ".2f" if ms < 10 else ".1f" if ms < 1000 else ",.0f")
+    shared = sum(1 for r in table.rows if r.tie_group == row.tie_group) > 1
+    return f"={row.tie_group}" if shared else str(row.tie_group)
 
 
-def method_note(rows: list[Row]) -> str:
-    """What the paired method did and how to read its intervals and ties."""
-    method = rows[0].method
-    rounds = max(r.rounds for r in rows)
-    launches = max(r.launches for r in rows)
-    spec = rows[0].spec
-    text = (f"Method: {method}, {rounds} rounds in {launches} launch(es), {spec.duration_s:g}s windows after "
-            f"{spec.settle_s:g}s settles. Ratio: to the baseline within each round (a 10%-trimmed geometric "
-            "mean over rounds); its 95% interval treats rounds as nested in launches (rounds resampled within "
-            "each launch, plus the variance between launches, Student's t). Rows with the "
-            "same Tie number are tied: the interval of their own paired ratio holds 1.")
-    if method == "duet":
-        text += (" Duet: every pair of stacks was loaded at the same time once a round, on the same CPUs "
-                 "with equal CPU shares, and each ratio to the baseline is the least-squares fit to all of "
-                 "the round's pairs; it is relative efficiency under a shared CPU and answers CPU-bound "
-                 "comparisons, not stacks limited by waiting (a database behind few workers).")
-    return text
+def _keepalive(row: Row, table: TableInfo) -> str:
+    if not table.client_keepalive:
+        return "off (client)"  # the generator closes every connection, whatever the server offers
+    return keepalive_label(row)
+
+
+def _rps_detail(row: Row) -> str:
+    repeats = f"n={row.trials}" if row.trials > 1 else ""
+    return " ".join(p for p in (interval(row.rps_ci, ",.0f"), repeats) if p)
+
+
+def _checks_detail(row: Row) -> str:
+    count = len(row.checks)
+    return f"(!) {count} check{'s' if count > 1 else ''} below" if count else ""
+
+
+def _valid_sort(row: Row) -> str:
+    return f"{0 if row.valid else 1}{len(row.checks):03d}{validity_label(row)}"
+
+
+def _paired(table: TableInfo) -> bool:
+    return table.paired
+
+
+def _restart(table: TableInfo) -> bool:
+    return not table.paired
+
+
+def _open_loop(table: TableInfo) -> bool:
+    return table.open_loop
+
+
+def _float(value: int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+_T, _M, _H = Format.TERMINAL, Format.MARKDOWN, Format.HTML
+_ALL: Mapping[Format, Look] = {_T: Look(), _M: Look(), _H: Look()}
+
+COLUMNS: tuple[Column, ...] = (
+    Column("framework", "Framework", _framework, lambda r, t: _framework(r), _ALL, Align.LEFT),
+    Column("server", "Server", lambda r: server_label(r.stack), lambda r, t: server_label(r.stack),
+           {_T: Look(), _M: Look(), _H: Look(detail=lambda r: r.label)}, Align.LEFT),
+    Column("type", "Type", lambda r: r.stack.concurrency, lambda r, t: r.stack.concurrency, _ALL, Align.LEFT),
+    Column("workers", "Workers", lambda r: float(r.stack.workers * r.stack.threads),
+           lambda r, t: workers_label(r.stack), _ALL),
+    Column("rps", "Req/s", lambda r: r.rps, _fmt(lambda r: r.rps, ",.0f"),
+           {_T: Look(), _M: Look("Req/s [95% CI]", lambda r, t: _beside(num(r.rps, ",.0f"), r.rps_ci, ",.0f")),
+            _H: Look(detail=_rps_detail)},
+           hint="aggregate of the repeats, with its bootstrap 95% interval"),
+    Column("rps_ci", "95% CI", lambda r: None if r.rps_ci is None else r.rps_ci[0],
+           lambda r, t: _bounds(r.rps_ci, ",.0f"), {_T: Look()}, when=_restart),
+    Column("ratio", "Ratio", lambda r: r.ratio, _fmt(lambda r: r.ratio, ".2f"),
+           {_T: Look(text=lambda r, t: num(r.ratio, ".3f" if t.paired else ".2f")),
+            _M: Look("Ratio [95% CI]", lambda r, t: _beside(num(r.ratio, ".2f"), r.ratio_ci, ".2f")),
+            _H: Look(detail=lambda r: interval(r.ratio_ci, ".2f"))},
+           hint="req/s relative to the baseline in the same cell, with its 95% interval"),
+    Column("ratio_ci", "Ratio 95% CI", lambda r: None if r.ratio_ci is None else r.ratio_ci[0],
+           lambda r, t: _bounds(r.ratio_ci, ".3f"), {_T: Look()}, when=_paired),
+    Column("tie", "Tie", lambda r: r.tie_group, _tie, {_T: Look()}, Align.CENTER, when=_paired),
+    Column("cpu_ratio", "CPU/req ratio", lambda r: r.cpu_ratio, _fmt(lambda r: r.cpu_ratio, ".3f"), {_T: Look()},
+           when=_paired),
+    Column("p50", "P50 ms", lambda r: r.p50_ms, _latency(lambda r: r.p50_ms),
+           {_T: Look(text=_fmt(lambda r: r.p50_ms, ".1f")), _M: Look(), _H: Look()}),
+    Column("p90", "P90 ms", lambda r: r.p90_ms, _latency(lambda r: r.p90_ms), {_H: Look()}),
+    Column("p99", "P99 ms", lambda r: r.p99_ms, _latency(lambda r: r.p99_ms),
+           {_T: Look(text=_fmt(lambda r: r.p99_ms, ".1f")), _M: Look(), _H: Look()}),
+    Column("p99_uncorrected", "P99 uncorr.", lambda r: r.uncorrected_p99_ms,
+           _fmt(lambda r: r.uncorrected_p99_ms, ".1f"), {_T: Look()}, when=_open_loop),
+    Column("errors", "Errors", lambda r: r.errors, lambda r, t: str(r.errors), _ALL),
+    Column("db_sessions", "#DB", lambda r: _float(r.db_sessions), _fmt(lambda r: r.db_sessions, "d"), _ALL,
+           hint="peak server sessions pgbouncer held"),
+    Column("cpu_ms_per_req", "CPU ms/req", lambda r: r.cpu_ms_per_req, _fmt(lambda r: r.cpu_ms_per_req, ".3g"),
+           {_T: Look(text=_fmt(lambda r: r.cpu_ms_per_req, ".3f")), _M: Look(), _H: Look()},
+           hint="app server CPU time per completed request"),
+    Column("cpu_percent", "CPU %", lambda r: r.cpu_percent, _fmt(lambda r: r.cpu_percent, ".0f"), {_H: Look()},
+           hint="app server CPU, percent of one core"),
+    Column("rss", "RSS MB", lambda r: r.rss_mb, _fmt(lambda r: r.rss_mb, ",.0f"), _ALL,
+           hint="peak resident memory of the app server's processes, summed"),
+    Column("keepalive", "Keep-alive", lambda r: keepalive_label(r), _keepalive, {_T: Look(), _H: Look()},
+           Align.CENTER),
+    Column("valid", "Valid", validity_label, lambda r, t: validity_label(r),
+           {_T: Look(text=lambda r, t: validity_label(r) + (f" !{len(r.checks)}" if r.checks else "")),
+            _M: Look(), _H: Look("Valid / checks", detail=_checks_detail)},
+           Align.LEFT, sort=_valid_sort),
+    Column("checks", "Checks", lambda r: ", ".join(dict.fromkeys(check_name(c) for c in r.checks)),
+           lambda r, t: ", ".join(dict.fromkeys(check_name(c) for c in r.checks)), {_M: Look()}, Align.LEFT),
+)
+
+
+def shown(fmt: Format, table: TableInfo) -> tuple[Column, ...]:
+    """The columns a format shows for this table, in order."""
+    return tuple(c for c in COLUMNS if fmt in c.formats and c.when(table))
+
+
+def column(name: str) -> Column:
+    return next(c for c in COLUMNS if c.name == name)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One column of one row as a format writes it."""
+
+    text: str
+    sort: str = ""
+    detail: str = ""
+
+
+def row_cells(fmt: Format, table: TableInfo, columns: Sequence[Column], row: Row) -> tuple[Cell, ...]:
+    """One row of the table, each of `columns` written as `fmt` writes it."""
+    return tuple(Cell(c.text_in(fmt, row, table), c.sort_key(row), c.detail_in(fmt, row)) for c in columns)

@@ -7,7 +7,7 @@ import io
 from rich.table import Table
 
 from pywebbench.analyze.compare import Comparison
-from pywebbench.report.columns import inert, plain_console
+from pywebbench.report.common import inert, plain_console
 from pywebbench.report.markdown import escape
 
 

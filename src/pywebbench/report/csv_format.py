@@ -1,4 +1,4 @@
-"""CSV: one row per stack x workload x knobs, the columns of report.columns."""
+"""CSV: one row per stack x workload x knobs, the columns of report.record."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import csv
 import io
 
 from pywebbench.analyze.rows import summarize
-from pywebbench.report.columns import CSV_COLUMNS, flat, inert
+from pywebbench.report.common import inert
+from pywebbench.report.record import CSV_COLUMNS, flat
 from pywebbench.results.model import ResultSet
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from pywebbench.errors import UserError
 from pywebbench.report.csv_format import render_csv
-from pywebbench.report.html import render_html
+from pywebbench.report.html import render_html, write_html
 from pywebbench.report.json_format import render_json
 from pywebbench.report.markdown import render_markdown
 from pywebbench.report.published import render_published
@@ -25,6 +26,23 @@ FORMATS: dict[str, Renderer] = {
     "ranking": render_ranking,
     "published": render_published,
 }
+
+
+Writer = Callable[[ResultSet, Path], None]
+
+WRITERS: dict[str, Writer] = {
+    "html": write_html,  # plotly.js once beside the page instead of inside it
+}
+"""Formats that write a file their own way (with files beside it); the rest write their text."""
+
+
+def write_report(name: str, results: ResultSet, path: Path) -> None:
+    """The report in format `name` at `path`; OSError if it cannot be written."""
+    writer = WRITERS.get(name)
+    if writer is not None:
+        writer(results, path)
+    else:
+        path.write_text(renderer(name)(results), encoding="utf-8")
 
 
 def renderer(name: str) -> Renderer:

@@ -1,87 +1,44 @@
-"""The HTML report: one self-contained page (plotly.js inline, no network), rebuilt from the
-results file alone. Tables sort by any column; charts show req/s with intervals, the latency
-spectrum, CPU per request, and every knob that was swept."""
+"""The HTML report: one page rebuilt from the results file alone, that opens from disk with no
+network. Tables sort by any column (their columns are report/columns.py's); the charts are
+report/html_charts.py's.
+
+plotly.js is 4.7 MB. Printed to stdout, a page carries it inline (self-contained); written to a
+file (`write_html`, `report --format html -o FILE`), the page loads it from a
+`plotly-VERSION.min.js` written once beside it, so every report in a directory shares one copy.
+"""
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
+import os
+import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-import plotly.graph_objects as go  # type: ignore[import-untyped]
-import plotly.io as pio  # type: ignore[import-untyped]
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
-from plotly.colors import qualitative  # type: ignore[import-untyped]
-from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
-from plotly.subplots import make_subplots  # type: ignore[import-untyped]
+from plotly.offline import get_plotlyjs, get_plotlyjs_version  # type: ignore[import-untyped]
 
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.measure.checks import advice
-from pywebbench.plan.knobs import knob_labels
-from pywebbench.report.columns import (
-    cell_title,
-    cells,
-    interval,
-    keepalive_label,
-    latency_format,
-    method_note,
-    num,
-    run_workloads,
-    server_label,
-    validity_label,
-    workers_label,
-)
-from pywebbench.results.model import ResultSet, TrialSpec
+from pywebbench.report.columns import Align, Cell, Column, Format, TableInfo, row_cells, shown
+from pywebbench.report.common import cell_title, cells, method_note, run_workloads
+from pywebbench.report.html_charts import Chart, Figures, cell_charts, stack_colors, sweep_charts
+from pywebbench.results.model import ResultSet
 
-PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
-PALETTE = qualitative.Plotly + qualitative.D3 + qualitative.Dark24
-INVALID_COLOR = "#9e9e9e"
-# A small template instead of plotly's default: a full template is ~10 KB of JSON per chart.
-TEMPLATE: dict[str, Any] = {"layout": {
-    "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 12},
-    "paper_bgcolor": "white", "plot_bgcolor": "white", "hovermode": "closest",
-    "xaxis": {"gridcolor": "#e8e8e8", "zerolinecolor": "#c8c8c8", "automargin": True},
-    "yaxis": {"gridcolor": "#e8e8e8", "zerolinecolor": "#c8c8c8", "automargin": True},
-    "margin": {"l": 10, "r": 20, "t": 30, "b": 40},
-    "legend": {"orientation": "h", "yanchor": "top", "y": -0.18},
-}}
-# Latency spectrum x axis: 1 / (1 - p), so each nine takes the same width (an HDR plot).
-NINES_TICKS = ((0.0, "0%"), (50.0, "50%"), (90.0, "90%"), (99.0, "99%"), (99.9, "99.9%"), (99.99, "99.99%"),
-               (99.999, "99.999%"))
+PLOTLY_FILE = f"plotly-{get_plotlyjs_version()}.min.js"
+"""The name plotly.js is written under beside a report: versioned, so a report made with
+another plotly beside it keeps its own."""
 
 
 @dataclass(frozen=True)
-class Column:
+class HeaderCell:
     title: str
     numeric: bool
-    hint: str = ""
-
-
-COLUMNS = (
-    Column("Framework", False), Column("Server", False), Column("Type", False), Column("Workers", True),
-    Column("Req/s", True, "aggregate of the repeats, with its bootstrap 95% interval"),
-    Column("Ratio", True, "req/s relative to the baseline in the same cell, with its 95% interval"),
-    Column("P50 ms", True), Column("P90 ms", True), Column("P99 ms", True), Column("Errors", True),
-    Column("#DB", True, "peak server sessions pgbouncer held"),
-    Column("CPU ms/req", True, "app server CPU time per completed request"),
-    Column("CPU %", True, "app server CPU, percent of one core"),
-    Column("RSS MB", True, "peak resident memory of the app server's processes, summed"),
-    Column("Keep-alive", False), Column("Valid / checks", False),
-)
-RPS_COLUMN = 4
-
-
-@dataclass(frozen=True)
-class TableCell:
-    text: str
-    sort: str = ""
-    """data-sort: the raw number, '' when missing (sorts last either way)."""
-    detail: str = ""
+    hint: str
 
 
 @dataclass(frozen=True)
@@ -92,91 +49,36 @@ class CheckNote:
 
 @dataclass(frozen=True)
 class TableRow:
-    cells: tuple[TableCell, ...]
+    cells: tuple[Cell, ...]
     valid: bool
     checks: tuple[CheckNote, ...]
     note: str | None
 
 
 @dataclass(frozen=True)
-class Chart:
-    anchor: str
-    title: str
-    subtitle: str
-    html: Markup
-
-
-@dataclass(frozen=True)
 class Section:
     anchor: str
     title: str
+    headers: tuple[HeaderCell, ...]
+    sort_column: int
+    """The column the table arrives sorted by (req/s, highest first)."""
     rows: tuple[TableRow, ...]
     charts: tuple[Chart, ...]
 
 
-@dataclass(frozen=True)
-class Axis:
-    """A knob a sweep can vary, as TrialSpec holds it and as a chart's x axis shows it."""
-
-    field: str
-    title: str
-    value: Callable[[TrialSpec], float | None]
-    blank: Callable[[TrialSpec], TrialSpec]
-    """The spec with this knob cleared: what the other points of its sweep share."""
-
-
-def _opt(value: float | None, scale: float = 1.0) -> float | None:
-    return None if value is None else value * scale
-
-
-AXES = (
-    Axis("connections", "connections", lambda s: float(s.connections), lambda s: replace(s, connections=0)),
-    Axis("workers", "workers", lambda s: _opt(s.workers), lambda s: replace(s, workers=None)),
-    Axis("threads", "threads", lambda s: _opt(s.threads), lambda s: replace(s, threads=None)),
-    Axis("max_db_sessions", "max DB sessions", lambda s: _opt(s.max_db_sessions),
-         lambda s: replace(s, max_db_sessions=None)),
-    Axis("db_delay_s", "query delay (ms)", lambda s: _opt(s.db_delay_s, 1000.0), lambda s: replace(s, db_delay_s=None)),
-    Axis("db_pool", "app DB pool", lambda s: _opt(s.db_pool), lambda s: replace(s, db_pool=None)),
-    Axis("upstream_delay_s", "upstream delay (ms)", lambda s: _opt(s.upstream_delay_s, 1000.0),
-         lambda s: replace(s, upstream_delay_s=None)),
-    Axis("cpu_size", "sieve size", lambda s: _opt(s.cpu_size), lambda s: replace(s, cpu_size=None)),
-    Axis("stack_cpus", "stack CPUs", lambda s: float(len(s.stack_cpus)) if s.stack_cpus else None,
-         lambda s: replace(s, stack_cpus=())),
-    Axis("rate", "offered rate (req/s)", lambda s: s.rate, lambda s: replace(s, rate=None)),
-)
-
-
-class _Figures:
-    """Turns figures into divs with stable ids, so the same results give the same page."""
-
-    def __init__(self) -> None:
-        self._ids = itertools.count(1)
-
-    def __call__(self, title: str, figure: go.Figure, subtitle: str = "") -> Chart:
-        figure.update_layout(template=TEMPLATE)
-        anchor = f"chart-{next(self._ids)}"
-        html = pio.to_html(figure, include_plotlyjs=False, full_html=False, config=PLOTLY_CONFIG,
-                           div_id=f"{anchor}-plot", default_width="100%")
-        # plotly escapes its JSON for a script element; the rest is its own markup.
-        return Chart(anchor, title, subtitle, Markup(html))
-
-
-def render_html(results: ResultSet) -> str:
+def render_html(results: ResultSet, plotly_src: str | None = None) -> str:
+    """The page; plotly.js inline, or loaded from `plotly_src` (a file beside the page)."""
     summary = summarize(results)
-    colors = _colors(summary.rows)
-    figures = _Figures()
-    sections = []
+    colors = stack_colors(summary.rows)
+    figures = Figures()
+    client_keepalive = bool(results.header.options.get("keepalive", True))
     grouped = cells(summary.rows, run_workloads(results))
-    for number, rows in enumerate(grouped, start=1):
-        made = (_rps_chart(rows, colors), _spectrum_chart(rows, colors), _cpu_chart(rows, colors))
-        charts = [figures(*chart) for chart in made if chart is not None]
-        sections.append(Section(f"cell-{number}", cell_title(rows[0].spec), tuple(_table_row(r) for r in rows),
-                                tuple(charts)))
-    sweeps = [figures(title, figure, subtitle) for title, subtitle, figure in _sweeps(summary.rows, colors)]
+    sections = [_section(number, TableInfo(rows, client_keepalive), cell_charts(rows, colors, figures))
+                for number, rows in enumerate(grouped, start=1)]
     statuses: dict[str, int] = defaultdict(int)
     for trial in results.trials:
         statuses[trial.status.value] += 1
-    aggregations = sorted({r.aggregation for r in summary.rows})
+    paired = [r for r in summary.rows if r.method != "restart"]
     template = _environment().get_template("report.html")
     return template.render(
         results=results,
@@ -187,15 +89,39 @@ def render_html(results: ResultSet) -> str:
         environments=sorted(results.environments.values(), key=lambda e: e.hash),
         statuses=sorted(statuses.items()),
         summary=summary,
-        aggregation=" / ".join(aggregations) or "median",
-        method=method_note(paired) if (paired := [r for r in summary.rows if r.method != "restart"]) else None,
-        columns=COLUMNS,
-        rps_column=RPS_COLUMN,
+        aggregation=" / ".join(sorted({r.aggregation for r in summary.rows})) or "median",
+        method=method_note(paired) if paired else None,
         sections=sections,
-        sweeps=sweeps,
+        sweeps=sweep_charts(summary.rows, colors, figures),
         notes=_notes([row for rows in grouped for row in rows]),
-        plotly_js=Markup(get_plotlyjs()),
+        plotly_src=plotly_src,
+        plotly_js=None if plotly_src else Markup(get_plotlyjs()),
     )
+
+
+def write_html(results: ResultSet, path: Path) -> None:
+    """The page at `path`, loading plotly.js from the copy beside it (written if not there)."""
+    _write_plotly(path.parent / PLOTLY_FILE)
+    path.write_text(render_html(results, plotly_src=PLOTLY_FILE), encoding="utf-8")
+
+
+def _write_plotly(path: Path) -> None:
+    script = get_plotlyjs().encode()
+    try:
+        if path.read_bytes() == script:
+            return
+    except FileNotFoundError:
+        pass
+    # Through a temporary name: two reports written at once never leave a half file to load.
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".plotly-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(script)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _environment() -> Environment:
@@ -207,242 +133,19 @@ def _plain(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _colors(rows: Sequence[Row]) -> dict[str, str]:
-    """One color per stack across every chart, so a stack is easy to follow."""
-    labels = sorted({r.label for r in rows})
-    return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+def _section(number: int, info: TableInfo, charts: tuple[Chart, ...]) -> Section:
+    columns = shown(Format.HTML, info)
+    headers = tuple(HeaderCell(c.header_in(Format.HTML), c.align is Align.RIGHT, c.hint) for c in columns)
+    rows = tuple(_table_row(info, columns, row) for row in info.rows)
+    sort_column = next(i for i, c in enumerate(columns) if c.name == "rps")
+    return Section(f"cell-{number}", cell_title(info.rows[0].spec), headers, sort_column, rows, charts)
 
 
-# The table.
-
-def _cell(value: float | None, text: str, detail: str = "") -> TableCell:
-    return TableCell(text, "" if value is None else repr(value), detail)
-
-
-def _table_row(row: Row) -> TableRow:
-    s = row.stack
-    repeats = f"n={row.trials}" if row.trials > 1 else ""
-    rps_detail = " ".join(p for p in (interval(row.rps_ci, ",.0f"), repeats) if p)
-    cpu_ms = row.cpu_ms_per_req
-    cells_ = (
-        TableCell(s.framework_title, s.framework_title),
-        TableCell(server_label(s), server_label(s), row.label),
-        TableCell(s.concurrency, s.concurrency),
-        _cell(float(s.workers * s.threads), workers_label(s)),
-        _cell(row.rps, num(row.rps, ",.0f"), rps_detail),
-        _cell(row.ratio, num(row.ratio, ".2f"), interval(row.ratio_ci, ".2f")),
-        _cell(row.p50_ms, latency_format(row.p50_ms)),
-        _cell(row.p90_ms, latency_format(row.p90_ms)),
-        _cell(row.p99_ms, latency_format(row.p99_ms)),
-        _cell(float(row.errors), str(row.errors)),
-        _cell(None if row.db_sessions is None else float(row.db_sessions), num(row.db_sessions, "d")),
-        _cell(cpu_ms, num(cpu_ms, ".3g")),
-        _cell(row.cpu_percent, num(row.cpu_percent, ".0f")),
-        _cell(row.rss_mb, num(row.rss_mb, ",.0f")),
-        TableCell(keepalive_label(row), keepalive_label(row)),
-        TableCell(validity_label(row), f"{0 if row.valid else 1}{len(row.checks):03d}{validity_label(row)}",
-                  f"(!) {len(row.checks)} check{'s' if len(row.checks) > 1 else ''} below" if row.checks else ""),
-    )
-    return TableRow(cells_, row.valid, tuple(CheckNote(c, advice(c)) for c in row.checks), row.note)
+def _table_row(info: TableInfo, columns: Sequence[Column], row: Row) -> TableRow:
+    return TableRow(row_cells(Format.HTML, info, columns, row), row.valid,
+                    tuple(CheckNote(c, advice(c)) for c in row.checks), row.note)
 
 
 def _notes(rows: Sequence[Row]) -> list[tuple[str, str, str]]:
     """(stack, cell, note) for every row that failed to run."""
     return [(r.label, cell_title(r.spec), r.note) for r in rows if r.note]
-
-
-# The charts.
-
-def _measured(rows: Sequence[Row]) -> list[Row]:
-    return [r for r in rows if r.rps is not None]
-
-
-def _height(bars: int) -> int:
-    return max(260, 90 + 30 * bars)
-
-
-def _rps_chart(rows: Sequence[Row], colors: dict[str, str]) -> tuple[str, go.Figure] | None:
-    shown = _measured(rows)
-    if not shown:
-        return None
-    labels = [r.label for r in shown]
-    rps = [r.rps or 0.0 for r in shown]
-    high = [(r.rps_ci[1] - (r.rps or 0.0)) if r.rps_ci else 0.0 for r in shown]
-    low = [((r.rps or 0.0) - r.rps_ci[0]) if r.rps_ci else 0.0 for r in shown]
-    figure = go.Figure()
-    figure.add_bar(
-        x=rps, y=labels, orientation="h", name="req/s",
-        marker={"color": [colors[r.label] if r.valid else INVALID_COLOR for r in shown],
-                "pattern": {"shape": ["" if r.valid else "/" for r in shown]}},
-        error_x={"type": "data", "symmetric": False, "array": high, "arrayminus": low, "color": "#333"},
-        customdata=[[interval(r.rps_ci, ",.0f") or "no interval (one repeat)", validity_label(r)] for r in shown],
-        hovertemplate="%{y}<br>%{x:,.0f} req/s %{customdata[0]}<br>valid: %{customdata[1]}<extra></extra>",
-    )
-    rounds = [(v, r.label) for r in shown for v in r.rps_values]
-    if rounds:
-        figure.add_scatter(x=[v for v, _ in rounds], y=[label for _, label in rounds], mode="markers",
-                           name="each repeat",
-                           marker={"size": 11, "symbol": "line-ns-open", "color": "#222", "line": {"width": 2}},
-                           hovertemplate="%{y}<br>repeat: %{x:,.0f} req/s<extra></extra>")
-    figure.update_layout(height=_height(len(shown)), showlegend=False, barmode="overlay")
-    figure.update_xaxes(title="requests per second", rangemode="tozero")
-    figure.update_yaxes(autorange="reversed")
-    return "Req/s by stack: 95% interval, each repeat marked", figure
-
-
-def _spectrum(row: Row) -> list[tuple[float, float]]:
-    """The row's latency spectrum, or its headline percentiles until a spectrum is recorded."""
-    points = list(row.spectrum) or [(p, v) for p, v in ((50.0, row.p50_ms), (90.0, row.p90_ms), (95.0, row.p95_ms),
-                                                          (99.0, row.p99_ms), (99.9, row.p999_ms)) if v is not None]
-    return [(p, v) for p, v in points if p < 100.0]  # the maximum has no place on a nines axis
-
-
-def _nines(percentile: float) -> float:
-    return 1.0 / (1.0 - percentile / 100.0)
-
-
-def _spectrum_chart(rows: Sequence[Row], colors: dict[str, str]) -> tuple[str, go.Figure] | None:
-    lines = [(r, _spectrum(r)) for r in _measured(rows)]
-    lines = [(r, points) for r, points in lines if points]
-    if not lines:
-        return None
-    figure = go.Figure()
-    for row, points in lines:
-        figure.add_scatter(
-            x=[_nines(p) for p, _ in points], y=[v for _, v in points], customdata=[p for p, _ in points],
-            mode="lines+markers", name=row.label, line={"color": colors[row.label], "width": 2},
-            marker={"size": 4}, hovertemplate=f"{row.label}<br>p%{{customdata}}: %{{y:,.2f}} ms<extra></extra>",
-        )
-    top = max(p for _, points in lines for p, _ in points)
-    ticks = [(p, text) for p, text in NINES_TICKS if p <= max(top, 99.0)]
-    figure.update_layout(height=max(320, 260 + 18 * len(lines)))
-    figure.update_xaxes(type="log", title="percentile", tickvals=[_nines(p) for p, _ in ticks],
-                        ticktext=[text for _, text in ticks])
-    figure.update_yaxes(type="log", title="latency (ms, log)", **_log_ticks([v for _, pts in lines for _, v in pts]))
-    return "Latency by percentile: each nine equally wide", figure
-
-
-def _log_ticks(values: Sequence[float]) -> dict[str, Any]:
-    """Label only the powers of ten once a log axis spans a decade (plotly adds 2s and 5s)."""
-    positive = [v for v in values if v > 0]
-    if positive and math.log10(max(positive) / min(positive)) >= 1:
-        return {"dtick": 1}
-    return {}
-
-
-def _cpu_chart(rows: Sequence[Row], colors: dict[str, str]) -> tuple[str, go.Figure] | None:
-    shown = [r for r in rows if r.cpu_ms_per_req is not None]
-    if not shown:
-        return None
-    figure = go.Figure()
-    figure.add_bar(
-        x=[r.cpu_ms_per_req for r in shown], y=[r.label for r in shown], orientation="h",
-        marker={"color": [colors[r.label] for r in shown]},
-        customdata=[[num(r.cpu_percent, ".0f"), num(r.rss_mb, ",.0f")] for r in shown],
-        hovertemplate="%{y}<br>%{x:.3g} CPU ms per request<br>CPU %{customdata[0]}% of a core, "
-                      "RSS %{customdata[1]} MB<extra></extra>",
-    )
-    figure.update_layout(height=_height(len(shown)), showlegend=False)
-    figure.update_xaxes(title="CPU ms per request", rangemode="tozero")
-    figure.update_yaxes(autorange="reversed")
-    return "App server CPU per request: lower is better", figure
-
-
-def _sweep_groups(rows: Sequence[Row], axis: Axis) -> Iterator[list[Row]]:
-    """Rows that differ only in this knob, where it takes at least two values (one for a rate:
-    an open-loop run is worth its latency chart even at one rate)."""
-    groups: dict[tuple[object, ...], list[Row]] = defaultdict(list)
-    for row in _measured(rows):
-        if axis.value(row.spec) is not None:
-            groups[axis.blank(row.spec).cell].append(row)
-    for group in groups.values():
-        values = {axis.value(r.spec) for r in group}
-        if len(values) >= (1 if axis.field == "rate" else 2):
-            yield group
-
-
-def _sweeps(rows: Sequence[Row], colors: dict[str, str]) -> Iterator[tuple[str, str, go.Figure]]:
-    for axis in AXES:
-        for group in _sweep_groups(rows, axis):
-            spec = group[0].spec
-            subtitle = " - ".join(knob_labels(spec, omit=(axis.field,)))
-            if axis.field == "rate":
-                yield f"{spec.workload}: open loop, latency against offered rate", subtitle, _open_loop(group, colors)
-            else:
-                yield f"{spec.workload}: req/s and p99 against {axis.title}", subtitle, _sweep(group, axis, colors)
-
-
-def _by_stack(rows: Sequence[Row], axis: Axis) -> dict[str, list[tuple[float, Row]]]:
-    lines: dict[str, list[tuple[float, Row]]] = defaultdict(list)
-    for row in rows:
-        x = axis.value(row.spec)
-        if x is not None:
-            lines[row.label].append((x, row))
-    return {label: sorted(points, key=lambda p: p[0]) for label, points in sorted(lines.items())}
-
-
-def _x_axis(figure: go.Figure, xs: Sequence[float], title: str, col: int) -> None:
-    positive = [x for x in xs if x > 0]
-    wide = len(positive) == len(xs) and bool(positive) and max(positive) / min(positive) >= 10
-    figure.update_xaxes(title=title + (" (log)" if wide else ""), type="log" if wide else "linear", row=1, col=col)
-
-
-def _sweep(rows: Sequence[Row], axis: Axis, colors: dict[str, str]) -> go.Figure:
-    figure = make_subplots(rows=1, cols=2, subplot_titles=("req/s (95% interval)", "p99 latency (ms)"))
-    for label, points in _by_stack(rows, axis).items():
-        xs = [x for x, _ in points]
-        style = {"color": colors[label], "width": 2}
-        figure.add_scatter(
-            x=xs, y=[r.rps for _, r in points], mode="lines+markers", name=label, legendgroup=label,
-            line=style, row=1, col=1,
-            error_y={"type": "data", "symmetric": False,
-                     "array": [(r.rps_ci[1] - (r.rps or 0.0)) if r.rps_ci else 0.0 for _, r in points],
-                     "arrayminus": [((r.rps or 0.0) - r.rps_ci[0]) if r.rps_ci else 0.0 for _, r in points]},
-            hovertemplate=f"{label}<br>{axis.title} %{{x:g}}: %{{y:,.0f}} req/s<extra></extra>",
-        )
-        figure.add_scatter(
-            x=xs, y=[r.p99_ms for _, r in points], mode="lines+markers", name=label, legendgroup=label,
-            showlegend=False, line=style, row=1, col=2,
-            hovertemplate=f"{label}<br>{axis.title} %{{x:g}}: p99 %{{y:,.1f}} ms<extra></extra>",
-        )
-    xs = [x for r in rows if (x := axis.value(r.spec)) is not None]
-    for col in (1, 2):
-        _x_axis(figure, xs, axis.title, col)
-    figure.update_yaxes(rangemode="tozero", row=1, col=1)
-    figure.update_yaxes(type="log", row=1, col=2, **_log_ticks([r.p99_ms for r in rows if r.p99_ms is not None]))
-    figure.update_layout(height=440, margin={"t": 60})  # room for the mode bar above the subplot titles
-    return figure
-
-
-def _open_loop(rows: Sequence[Row], colors: dict[str, str]) -> go.Figure:
-    axis = next(a for a in AXES if a.field == "rate")
-    figure = make_subplots(rows=1, cols=2, subplot_titles=(
-        "achieved against offered req/s", "p99: corrected (solid), uncorrected (dotted)"))
-    rates = sorted({x for r in rows if (x := axis.value(r.spec)) is not None})
-    figure.add_scatter(x=rates, y=rates, mode="lines", name="offered", line={"color": "#999", "dash": "dash"},
-                       hoverinfo="skip", row=1, col=1)
-    for label, points in _by_stack(rows, axis).items():
-        xs = [x for x, _ in points]
-        style = {"color": colors[label], "width": 2}
-        figure.add_scatter(x=xs, y=[r.rps for _, r in points], mode="lines+markers", name=label,
-                           legendgroup=label, line=style, row=1, col=1,
-                           hovertemplate=f"{label}<br>offered %{{x:,.0f}}: achieved %{{y:,.0f}} req/s<extra></extra>")
-        figure.add_scatter(x=xs, y=[r.p99_ms for _, r in points], mode="lines+markers", name=f"{label} p99",
-                           legendgroup=label, showlegend=False, line=style, row=1, col=2,
-                           hovertemplate=f"{label}<br>offered %{{x:,.0f}} req/s: p99 %{{y:,.1f}} ms<extra></extra>")
-        uncorrected = [(x, r.uncorrected_p99_ms) for x, r in points if r.uncorrected_p99_ms is not None]
-        if uncorrected:
-            figure.add_scatter(
-                x=[x for x, _ in uncorrected], y=[v for _, v in uncorrected], mode="lines+markers",
-                name=f"{label} p99 uncorrected", legendgroup=label, showlegend=False,
-                line={**style, "dash": "dot"}, marker={"symbol": "circle-open"}, row=1, col=2,
-                hovertemplate=f"{label}<br>offered %{{x:,.0f}} req/s: uncorrected p99 %{{y:,.1f}} ms<extra></extra>",
-            )
-    for col in (1, 2):
-        _x_axis(figure, rates, axis.title, col)
-    figure.update_yaxes(title="req/s", rangemode="tozero", row=1, col=1)
-    p99s = [v for r in rows for v in (r.p99_ms, r.uncorrected_p99_ms) if v is not None]
-    figure.update_yaxes(title="ms (log)", type="log", row=1, col=2, **_log_ticks(p99s))
-    figure.update_layout(height=440, margin={"t": 60})  # room for the mode bar above the subplot titles
-    return figure
-

@@ -7,7 +7,7 @@ import json
 import cattrs
 
 from pywebbench.analyze.rows import summarize
-from pywebbench.report.columns import flat
+from pywebbench.report.record import flat
 from pywebbench.results.model import ResultSet
 
 _converter = cattrs.Converter()

@@ -8,27 +8,9 @@ from collections.abc import Sequence
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.measure.checks import advice, check_name
 from pywebbench.plan.knobs import knob_labels
-from pywebbench.report.columns import (
-    inert,
-    cell_title,
-    cells,
-    interval,
-    latency_format,
-    method_note,
-    num,
-    run_workloads,
-    server_label,
-    validity_label,
-    workers_label,
-)
+from pywebbench.report.columns import Align, Format, TableInfo, row_cells, shown
+from pywebbench.report.common import cell_title, cells, inert, method_note, run_workloads
 from pywebbench.results.model import ResultSet
-
-COLUMNS: tuple[tuple[str, bool], ...] = (
-    ("Framework", False), ("Server", False), ("Type", False), ("Workers", True), ("Req/s [95% CI]", True),
-    ("Ratio [95% CI]", True), ("P50 ms", True), ("P99 ms", True), ("Errors", True), ("#DB", True),
-    ("CPU ms/req", True), ("RSS MB", True), ("Valid", False), ("Checks", False),
-)
-"""(title, right-aligned)."""
 
 
 def escape(text: str) -> str:
@@ -42,27 +24,13 @@ def code(text: str) -> str:
     return "`" + text.replace("`", "'") + "`"
 
 
-def _with_interval(value: str, ci: tuple[float, float] | None, fmt: str) -> str:
-    bounds = interval(ci, fmt)
-    return f"{value} {bounds}" if bounds else value
-
-
-def _cells(row: Row) -> list[str]:
-    s = row.stack
-    return [
-        s.framework_title, server_label(s), s.concurrency, workers_label(s),
-        _with_interval(num(row.rps, ",.0f"), row.rps_ci, ",.0f"),
-        _with_interval(num(row.ratio, ".2f"), row.ratio_ci, ".2f"),
-        latency_format(row.p50_ms), latency_format(row.p99_ms), str(row.errors), num(row.db_sessions, "d"),
-        num(row.cpu_ms_per_req, ".3g"), num(row.rss_mb, ",.0f"), validity_label(row),
-        ", ".join(dict.fromkeys(check_name(c) for c in row.checks)),
-    ]
-
-
 def _table(rows: Sequence[Row]) -> list[str]:
-    lines = ["| " + " | ".join(title for title, _ in COLUMNS) + " |",
-             "| " + " | ".join("---:" if right else "---" for _, right in COLUMNS) + " |"]
-    lines += ["| " + " | ".join(escape(text) for text in _cells(row)) + " |" for row in rows]
+    info = TableInfo(rows)
+    columns = shown(Format.MARKDOWN, info)
+    lines = ["| " + " | ".join(c.header_in(Format.MARKDOWN) for c in columns) + " |",
+             "| " + " | ".join("---:" if c.align is Align.RIGHT else "---" for c in columns) + " |"]
+    lines += ["| " + " | ".join(escape(cell.text) for cell in row_cells(Format.MARKDOWN, info, columns, row)) + " |"
+              for row in rows]
     return lines
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from pywebbench.report.columns import inert, plain_console
+from pywebbench.report.common import inert, plain_console
 
 from pywebbench.analyze.rows import Row, knob_values, point_text, summarize, varying_knobs
 from pywebbench.analyze.ranking import FlipReport, Score, flip_report

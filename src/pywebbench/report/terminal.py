@@ -4,28 +4,15 @@ from __future__ import annotations
 
 import io
 import statistics
-from itertools import groupby
 
 from rich.table import Table
 
 from pywebbench.analyze.precision import precision_note
-from pywebbench.analyze.rows import Row, Summary, run_aggregation, summarize
+from pywebbench.analyze.rows import Summary, run_aggregation, summarize
 from pywebbench.measure.checks import advice, check_name
-from pywebbench.plan.knobs import cpus_label, knob_labels
-from pywebbench.report.columns import (
-    inert,
-    plain_console,
-    keepalive_label,
-    method_note,
-    server_label,
-    validity_label,
-    workers_label,
-)
-from pywebbench.results.model import ResultSet, TrialSpec
-
-
-def _num(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
+from pywebbench.report.columns import Format, TableInfo, row_cells, shown
+from pywebbench.report.common import cell_title, cells, inert, method_note, plain_console, run_workloads
+from pywebbench.results.model import ResultSet
 
 
 def render_terminal(results: ResultSet, width: int = 175) -> str:
@@ -41,49 +28,21 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         f"machine: {m.cpu_model}, {m.cpu_count} CPUs, {m.memory_mb} MiB, {m.os}, kernel {m.kernel}, "
         f"load {m.load_average[0]:.2f} at start"
     )
-    for _, group in groupby(summary.rows, key=lambda r: r.spec.cell):
-        console.print(_cell_table(list(group), client_keepalive))
+    for rows in cells(summary.rows, run_workloads(results)):
+        console.print(_cell_table(TableInfo(rows, client_keepalive)))
     for line in _notes(results, summary):
         console.print(line)
     return inert(buffer.getvalue())
 
 
-def _cell_table(rows: list[Row], client_keepalive: bool) -> Table:
+def _cell_table(info: TableInfo) -> Table:
     """One workload x setting: a row per stack, in the order the summary ranked them."""
-    spec = rows[0].spec
-    table = Table(
-        title=f"{spec.workload} - {spec.connections} connections - {spec.generator} - {spec.duration_s:g}s "
-        f"(+{spec.warmup_s:g}s warmup) - stack CPUs {cpus_label(spec.stack_cpus)}, "
-        f"generator CPUs {cpus_label(spec.loadgen_cpus)}{_knobs(spec)}",
-        title_justify="left",
-    )
-    open_loop = spec.rate is not None
-    paired = any(r.method != "restart" for r in rows)
-    ratio_columns = (("Ratio", "right"), ("Ratio 95% CI", "right"), ("Tie", "center"),
-                     ("CPU/req ratio", "right")) if paired \
-        else (("95% CI", "right"), ("Ratio", "right"))
-    for name, justify in (
-        ("Framework", "left"), ("Server", "left"), ("Type", "left"), ("Workers", "right"),
-        ("Req/s", "right"), *ratio_columns, ("P50 ms", "right"),
-        ("P99 ms", "right"), *((("P99 uncorr.", "right"),) if open_loop else ()),
-        ("CPU ms/req", "right"), ("RSS MB", "right"), ("Errors", "right"), ("#DB", "right"),
-        ("Keep-alive", "center"), ("Valid", "left"),
-    ):
-        table.add_column(name, justify=justify)
-    for row in rows:
-        valid = validity_label(row)
-        name = row.stack.framework_title + (f" #{row.spec.alias}" if row.spec.alias else "")
-        ratio_cells = (_num(row.ratio, ".3f"), _ci(row.ratio_ci, ".3f"), _tie(row, rows),
-                       _num(row.cpu_ratio, ".3f")) if paired \
-            else (_ci(row.rps_ci, ",.0f"), _num(row.ratio, ".2f"))
-        table.add_row(
-            name, server_label(row.stack), row.stack.concurrency, workers_label(row.stack),
-            _num(row.rps, ",.0f"), *ratio_cells, _num(row.p50_ms, ".1f"),
-            _num(row.p99_ms, ".1f"), *((_num(row.uncorrected_p99_ms, ".1f"),) if open_loop else ()),
-            _num(row.cpu_ms_per_req, ".3f"), _num(row.rss_mb, ",.0f"), str(row.errors),
-            "-" if row.db_sessions is None else str(row.db_sessions),
-            _keepalive(row, client_keepalive), valid + (f" !{len(row.checks)}" if row.checks else ""),
-        )
+    table = Table(title=cell_title(info.rows[0].spec), title_justify="left")
+    columns = shown(Format.TERMINAL, info)
+    for column in columns:
+        table.add_column(column.header_in(Format.TERMINAL), justify=column.align.value)
+    for row in info.rows:
+        table.add_row(*(cell.text for cell in row_cells(Format.TERMINAL, info, columns, row)))
     return table
 
 
@@ -122,35 +81,3 @@ def _notes(results: ResultSet, summary: Summary) -> list[str]:
             advised.add(check_name(check))
     lines.extend(f"  {name}: {advice(name)}" for name in sorted(advised))
     return lines
-
-
-def _tie(row: Row, rows: list[Row]) -> str:
-    if row.tie_group is None:
-        return "-"
-    shared = sum(1 for r in rows if r.tie_group == row.tie_group) > 1
-    return f"={row.tie_group}" if shared else str(row.tie_group)
-
-
-def _ci(ci: tuple[float, float] | None, fmt: str) -> str:
-    return "-" if ci is None else f"{format(ci[0], fmt)}-{format(ci[1], fmt)}"
-
-
-def _keepalive(row: Row, client: bool) -> str:
-    if not client:
-        return "off (client)"  # the generator closes every connection, whatever the server offers
-    return keepalive_label(row)
-
-
-def _knobs(spec: TrialSpec) -> str:
-    parts = []
-    if spec.topology != "direct":
-        parts.append(f"via {spec.topology}")
-    if spec.db_delay_s is not None:
-        parts.append(f"query delay {spec.db_delay_s * 1000:g} ms")
-    if spec.max_db_sessions is not None:
-        parts.append(f"max DB sessions {spec.max_db_sessions}")
-    if spec.db_pool:
-        parts.append(f"app pool {spec.db_pool}")
-    if spec.upstream_delay_s is not None:
-        parts.append(f"upstream delay {spec.upstream_delay_s * 1000:g} ms")
-    return "".join(f" - {p}" for p in parts)
