@@ -24,17 +24,16 @@ from pywebbench.analyze.precision import wide_rows
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.measure.ceiling import GeneratorCeiling
-from pywebbench.stage.doctor import check
+from pywebbench.stage.doctor import check_tools
 from pywebbench.stage.envs import EnvironmentBuilder, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.registry import make_generator
 from pywebbench.plan.options import RunOptions, from_json
-from pywebbench.measure.accounting import Accountant, CgroupAccountant, ProcAccountant
-from pywebbench.measure.cgroups import CgroupError, CgroupTree, detect
+from pywebbench.measure.accounting import choose_accountant
 from pywebbench.measure.window import phases_of
 from pywebbench.measure.rounds import MAX_DUET_STACKS, Budget, RoundPlan, Rounds
-from pywebbench.plan.sessions import Plan, Session, Variant, make_plan, needs_of, point_label
+from pywebbench.plan.sessions import Plan, Session, Variant, make_plan, point_label
 from pywebbench.plan.presets import get_preset
 from pywebbench.measure.machine import machine_info, usable_cpus
 from pywebbench.stage.reference import GoBuildError
@@ -42,7 +41,7 @@ from pywebbench.results.model import MachineInfo, ResultSet, RunHeader, TrialRes
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
 from pywebbench.measure.runner import Progress, Runner
 from pywebbench.services import ServiceError
-from pywebbench.services.backing import Backing, BackingConfig
+from pywebbench.services.backing import Backing, backing_config
 from pywebbench.services.watchdog import ServiceLost, Watchdog
 from pywebbench.plan.sweep import grid, parse_knobs
 
@@ -110,24 +109,6 @@ def _missing_only(plan: Plan, done: set[str]) -> Plan:
     return replace(plan, sessions=tuple(sessions))
 
 
-def check_tools(plan: Plan, options: RunOptions) -> None:
-    """A missing tool is a one-line error before anything starts, never a failure mid-run."""
-    wanted = {options.generator, "taskset", "uv"}
-    if options.method != "restart":
-        wanted.add("wrk")  # the settle before each window is a short wrk, whatever measures the window
-    needs = {n.value for n in needs_of(plan)}
-    if "database" in needs:
-        wanted |= {"postgres", "pgbouncer"}
-    if "upstream" in needs or any(s.stack.server.native == "go-reference" for s in plan.sessions):
-        wanted.add("go")
-    if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):
-        wanted.add("nginx")
-    missing = [r for r in check() if r.name in wanted and not r.present]
-    if missing:
-        first = missing[0]
-        raise UserError(f"{first.name} is missing ({first.purpose}); fix: {first.fix}")
-
-
 def estimate_seconds(plan: Plan, options: RunOptions) -> float:
     per_trial = options.warmup_s + options.duration_s
     if options.requests and options.generator == "ab":
@@ -159,20 +140,6 @@ def rows_of(trials: Sequence[TrialResult], baseline: str) -> tuple[Row, ...]:
 
 
 _LIVE_HEADER = RunHeader("live", "", __version__, (), {}, MachineInfo("", "", 0, (), 0, "", "", "", (0.0, 0.0, 0.0)), {})
-
-
-def _accountant(stack: ExitStack, run_id: str, on_note: Callable[[str], None]) -> Accountant:
-    """Per-role cgroups where this machine lets us make them, else the /proc sampler."""
-    layout = detect()
-    if layout is None:
-        on_note("CPU accounting: /proc sampler (no cgroup could be made here: not root, or no cgroup filesystem)")
-        return ProcAccountant()
-    try:
-        tree = stack.enter_context(CgroupTree(layout, run_id))
-    except CgroupError as exc:
-        on_note(f"CPU accounting: /proc sampler ({exc})")
-        return ProcAccountant()
-    return CgroupAccountant(tree)
 
 
 def _too_wide(baseline: str, precision: float) -> Callable[[Sequence[TrialResult]], Sequence[str]]:
@@ -254,22 +221,6 @@ def _header(job: Job, plan: Plan, generator: LoadGenerator, baseline: str) -> Ru
     )
 
 
-def _backing_config(job: Job, plan: Plan) -> BackingConfig:
-    options = job.options
-    caps = [int(v) for p in job.points for k, v in p if k == "max_db_sessions"]
-    return BackingConfig(
-        needs=needs_of(plan), max_db_sessions=options.max_db_sessions, db_delay_s=options.db_delay_s,
-        db_rows=options.db_rows, db_pool=options.db_pool, upstream_delay_s=options.upstream_delay_s,
-        upstream_size=options.upstream_size, cpu_size=options.cpu_size, cpus=plan.split.loadgen,
-        go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
-        postgres_sessions=max(caps) if caps else None,
-        lanes=max(1, len({s.label for s in plan.sessions}), int(job.extra.get("lanes", 0)))
-        if options.method != "restart" else 1,
-        loaded_at_once=2 if options.method == "duet" else 1,
-        db=options.db,
-    )
-
-
 @contextmanager
 def _stop_signals() -> Iterator[None]:
     """SIGTERM, SIGHUP and SIGINT all end the run as an interruption, whatever was set before."""
@@ -293,8 +244,8 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
             on_note: Callable[[str], None]) -> Runner:
     """Backing services started and watched, the accountant ready, and the runner over them."""
     options = job.options
-    accountant = _accountant(services, header.run_id, on_note)
-    backing = Backing(_backing_config(job, plan), cache_root())
+    accountant = choose_accountant(services, header.run_id, on_note)
+    backing = Backing(backing_config(plan, options, job.points, lanes=int(job.extra.get("lanes", 0))), cache_root())
     service_start = time.monotonic()
     try:
         services.enter_context(backing)

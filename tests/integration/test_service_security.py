@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from pywebbench.catalog.registry import build_catalog
+from pywebbench.plan.options import RunOptions
 from pywebbench.stage.envs import cache_root
 from pywebbench.results.store import load_results
 from pywebbench.services import HOST, unprivileged_user
@@ -32,7 +33,7 @@ DSN_WITH_PASSWORD = re.compile(r"postgres(?:ql)?://[^:/@\s\"']+:(?!\*\*\*@)[^@\s
 
 @pytest.fixture(scope="module")
 def backing() -> Iterator[Backing]:
-    config = BackingConfig(needs=frozenset({Needs.DATABASE, Needs.UPSTREAM}), db_rows=2_000,
+    config = BackingConfig(needs=frozenset({Needs.DATABASE, Needs.UPSTREAM}), settings=RunOptions(db_rows=2_000).services,
                            measure_upstream_ceiling=False)
     with Backing(config, cache_root()) as started:
         yield started

@@ -20,7 +20,8 @@ import pytest
 
 from pywebbench.errors import UserError
 from pywebbench.procs import ManagedProcess
-from pywebbench.measure.procsampler import OTHER, ProcessTable, ResourceSampler, generator_roots, read_stat
+from pywebbench.measure.procsampler import OTHER, ResourceSampler
+from pywebbench.measure.proctable import ProcessTable, generator_roots, read_stat
 from pywebbench.results.model import ResourceUsage
 
 # Clock-tick rounding of /proc counters against the child's own precise clock.

@@ -16,15 +16,16 @@ import resource
 import sys
 import time
 from pathlib import Path
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import psutil
 
-from pywebbench.measure.cgroups import CgroupTree, RoleCgroup
-from pywebbench.measure.procsampler import OTHER, ProcessTable, ResourceSampler, busy_seconds, steal_seconds
+from pywebbench.measure.cgroups import CgroupError, CgroupTree, RoleCgroup, detect
+from pywebbench.measure.procsampler import OTHER, ResourceSampler
+from pywebbench.measure.proctable import ProcessTable, busy_seconds, steal_seconds
 from pywebbench.results.model import ResourceUsage
 
 MIB = 1024 * 1024
@@ -191,3 +192,17 @@ class ProcAccountant:
         result.sampler_cpu_s = sampler.sampler_cpu_s
         result.steal_s = None if steal0 is None or steal1 is None else max(0.0, steal1 - steal0)
         result.window_s = window_s
+
+
+def choose_accountant(stack: ExitStack, run_id: str, on_note: Callable[[str], None]) -> Accountant:
+    """Per-role cgroups where this machine lets us make them, else the /proc sampler."""
+    layout = detect()
+    if layout is None:
+        on_note("CPU accounting: /proc sampler (no cgroup could be made here: not root, or no cgroup filesystem)")
+        return ProcAccountant()
+    try:
+        tree = stack.enter_context(CgroupTree(layout, run_id))
+    except CgroupError as exc:
+        on_note(f"CPU accounting: /proc sampler ({exc})")
+        return ProcAccountant()
+    return CgroupAccountant(tree)

@@ -87,6 +87,25 @@ def default_split(available: tuple[int, ...]) -> CpuSplit:
 
 
 @dataclass(frozen=True)
+class ServiceSettings:
+    """The options the backing services and the apps' PWB_* environment are made from.
+
+    Only ever made by `RunOptions.services`, field for field from the options of the same
+    name, so every default and every check lives once, on RunOptions; a sweep point's knob
+    still wins per trial (services/backing.py).
+    """
+
+    max_db_sessions: int
+    db_delay_s: float
+    db_rows: int
+    db_pool: int
+    upstream_delay_s: float
+    upstream_size: int
+    cpu_size: int
+    db: str
+
+
+@dataclass(frozen=True)
 class RunOptions:
     stacks: tuple[str, ...] = DEFAULT_SUITE
     workloads: tuple[str, ...] = ("hello",)
@@ -144,6 +163,11 @@ class RunOptions:
     precision per minute was best spent on launches (Kalibera & Jones 2013)."""
     budget_s: float | None = None
     """Wall-time budget of the measuring: no round starts that would not finish inside it."""
+
+    @property
+    def services(self) -> ServiceSettings:
+        """The services' view of these options."""
+        return ServiceSettings(**{f.name: getattr(self, f.name) for f in fields(ServiceSettings)})
 
     @property
     def rounds(self) -> int:

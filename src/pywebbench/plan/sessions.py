@@ -170,6 +170,21 @@ def choose_stacks(catalog: Catalog, options: RunOptions) -> tuple[list[Stack], l
     return stacks, skipped
 
 
+def _variants(catalog: Catalog, options: RunOptions, variants: Sequence[Variant] | None,
+              extra: Sequence[Variant]) -> tuple[list[Variant], list[tuple[str, str]]]:
+    """What the plan runs (the options' stacks unless given, then the extra variants), and the
+    stacks left out with why."""
+    skipped: list[tuple[str, str]] = []
+    if variants is None:
+        stacks, skipped = choose_stacks(catalog, options)
+        variants = [Variant(s) for s in stacks]
+    chosen = [*variants, *extra]
+    if options.db != "postgresql":  # Python stacks read /posts from it; Go and nginx keep theirs
+        chosen = [replace(v, stack=replace(v.stack, db=options.db)) if v.stack.server.native is None else v
+                  for v in chosen]
+    return chosen, skipped
+
+
 def make_plan(
     catalog: Catalog,
     options: RunOptions,
@@ -186,15 +201,7 @@ def make_plan(
     Points are shuffled too, but each point's stacks stay together, so a sweep restarts a
     service (pgbouncer, the upstream) once per point and round rather than per stack.
     """
-    if variants is None:
-        stacks, skipped = choose_stacks(catalog, options)
-        variants = [Variant(s) for s in stacks]
-    else:
-        skipped = []
-    variants = [*variants, *extra]
-    if options.db != "postgresql":  # Python stacks read /posts from it; Go and nginx keep theirs
-        variants = [replace(v, stack=replace(v.stack, db=options.db)) if v.stack.server.native is None else v
-                    for v in variants]
+    variants, skipped = _variants(catalog, options, variants, extra)
     workloads = tuple(get_workload(name) for name in dict.fromkeys(options.workloads))
     split = options.cpu_split(available_cpus)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)

@@ -8,7 +8,7 @@ import io
 from rich.table import Table
 
 from pywebbench.analyze.tuning import Ranked, Tuning
-from pywebbench.report.columns import inert, plain_console
+from pywebbench.report.common import inert, plain_console
 from pywebbench.report.markdown import code, escape
 
 HEADERS = ("#", "Server", "Class", "Workers", "Threads", "Objective", "95% interval", "vs best", "CPU ms/req",

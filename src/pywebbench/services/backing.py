@@ -13,11 +13,10 @@ import shutil
 import sqlite3
 import tempfile
 import threading
-import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -27,6 +26,8 @@ import psycopg
 
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.servers import APPS_DIR
+from pywebbench.plan.options import RunOptions, ServiceSettings
+from pywebbench.plan.sessions import Plan, needs_of
 from pywebbench.stage.reference import GoBinaries, build_go_binaries
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.nginx import DEFAULT_STATIC_BODY
@@ -43,14 +44,10 @@ TEMPLATES = APPS_DIR / "templates"
 
 @dataclass(frozen=True)
 class BackingConfig:
+    """What to start: the services' settings from the run's options, and what the plan needs."""
+
     needs: frozenset[Needs]
-    max_db_sessions: int = 100
-    db_delay_s: float = 0.02
-    db_rows: int = 1_000_000
-    db_pool: int = 0
-    upstream_delay_s: float = 0.05
-    upstream_size: int = 1024
-    cpu_size: int = 100_000
+    settings: ServiceSettings = field(default_factory=lambda: RunOptions().services)
     cpus: tuple[int, ...] = ()
     """Where the upstream runs: on 2 CPUs, the generator's CPU, so the stack's stays its own."""
     measure_upstream_ceiling: bool = True
@@ -62,9 +59,21 @@ class BackingConfig:
     """Live servers at once (interleaved, duet): each gets its own pgbouncer database entry."""
     loaded_at_once: int = 1
     """Servers under load at the same time (2 in a duet)."""
-    db: str = "postgresql"
-    """sqlite: also make the SQLite file /posts reads (PostgreSQL still starts: /db, /api and
-    the Go reference read it, and its rows are the check that the file holds the same ones)."""
+
+
+def backing_config(plan: Plan, options: RunOptions, points: Iterable[Iterable[tuple[str, Any]]],
+                   lanes: int = 0) -> BackingConfig:
+    """The services a plan needs, set from its options; `points` are the sweep's (a raised
+    max_db_sessions among them lifts PostgreSQL's own limit); `lanes`, the live servers a
+    job may hold at once beyond the plan's stacks (--tune's candidates)."""
+    caps = [int(v) for point in points for k, v in point if k == "max_db_sessions"]
+    return BackingConfig(
+        needs=needs_of(plan), settings=options.services, cpus=plan.split.loadgen,
+        go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
+        postgres_sessions=max(caps) if caps else None,
+        lanes=max(1, len({s.label for s in plan.sessions}), lanes) if options.method != "restart" else 1,
+        loaded_at_once=2 if options.method == "duet" else 1,
+    )
 
 
 def render_template() -> bytes:
@@ -86,7 +95,7 @@ class Backing:
         self._pgbouncer_stack = ExitStack()
         self._upstream_stack = ExitStack()
         self._work: Path | None = None
-        self._expected = Expected(cpu_size=config.cpu_size)
+        self._expected = Expected(cpu_size=config.settings.cpu_size)
         self._lookup: psycopg.Connection[Any] | None = None
         self._lookup_lock = threading.Lock()
         self.template_file: Path | None = None
@@ -110,42 +119,44 @@ class Backing:
             expected: dict[str, Any] = {"template_body": self.template_file.read_bytes(),
                                         "static_body": DEFAULT_STATIC_BODY}
             if Needs.DATABASE in self.config.needs:
-                sessions = max(self.config.max_db_sessions, self.config.postgres_sessions or 0)
-                # Lanes loaded at once, plus the one whose sessions are closing after its window;
-                # every lane when app-side pools hold their sessions while idle.
-                sessions *= self.config.lanes if self.config.db_pool else min(self.config.lanes,
-                                                                              self.config.loaded_at_once + 1)
-                pg = PostgresService(
-                    self._work / "postgres", PostgresConfig(rows=self.config.db_rows, max_db_sessions=sessions),
-                )
-                self.postgres = stack.enter_context(pg)
-                self._start_pgbouncer(self.config.max_db_sessions)
-                stack.callback(self._pgbouncer_stack.close)
-                self._lookup = stack.enter_context(psycopg.connect(pg.info.dsn, autocommit=True))
-                rows = self._lookup.execute("SELECT a, b FROM bench WHERE a <= 300 ORDER BY a").fetchall()
-                expected["posts_body"] = posts_body(rows)
-                if self.config.db == "sqlite":
-                    self.sqlite_file = self._work / "posts.sqlite3"
-                    fill_sqlite(self.sqlite_file, self.config.db_rows, pg.config.seed)
-                    # The expected answer comes from the file the apps read; PostgreSQL's rows
-                    # must agree, or /posts would not be the same question on both databases.
-                    from_file = read_posts(self.sqlite_file)
-                    if from_file != [(a, b) for a, b in rows]:
-                        raise ServiceError(f"the SQLite file {self.sqlite_file} does not hold PostgreSQL's /posts rows")
-                    expected["posts_body"] = posts_body(from_file)
-                expected["api_body"] = api_body([r for r in rows if r[0] <= 100])
-                expected["db_row"] = self._db_row
+                expected.update(self._start_database(stack))
             if Needs.UPSTREAM in self.config.needs or self.config.go_reference:
                 self.go = build_go_binaries(self.cache_dir / "go")
             if Needs.UPSTREAM in self.config.needs:
                 assert self.go is not None
-                up = self._start_upstream(self.config.upstream_delay_s)
+                up = self._start_upstream(self.config.settings.upstream_delay_s)
                 stack.callback(self._upstream_stack.close)
                 with urllib.request.urlopen(up.url, timeout=10) as response:
                     expected["upstream_body"] = response.read()
-            self._expected = Expected(cpu_size=self.config.cpu_size, **expected)
+            self._expected = Expected(cpu_size=self.config.settings.cpu_size, **expected)
             self._stack = stack.pop_all()
         return self
+
+    def _start_database(self, stack: ExitStack) -> dict[str, Any]:
+        """PostgreSQL, pgbouncer (and the SQLite file): the right answers of the DB workloads."""
+        settings, config = self.config.settings, self.config
+        sessions = max(settings.max_db_sessions, config.postgres_sessions or 0)
+        # Lanes loaded at once, plus the one whose sessions are closing after its window;
+        # every lane when app-side pools hold their sessions while idle.
+        sessions *= config.lanes if settings.db_pool else min(config.lanes, config.loaded_at_once + 1)
+        pg = PostgresService(self.work_dir / "postgres", PostgresConfig(rows=settings.db_rows, max_db_sessions=sessions))
+        self.postgres = stack.enter_context(pg)
+        self._start_pgbouncer(settings.max_db_sessions)
+        stack.callback(self._pgbouncer_stack.close)
+        self._lookup = stack.enter_context(psycopg.connect(pg.info.dsn, autocommit=True))
+        rows = self._lookup.execute("SELECT a, b FROM bench WHERE a <= 300 ORDER BY a").fetchall()
+        expected: dict[str, Any] = {"posts_body": posts_body(rows), "api_body": api_body([r for r in rows if r[0] <= 100]),
+                                    "db_row": self._db_row}
+        if settings.db == "sqlite":
+            self.sqlite_file = self.work_dir / "posts.sqlite3"
+            fill_sqlite(self.sqlite_file, settings.db_rows, pg.config.seed)
+            # The expected answer comes from the file the apps read; PostgreSQL's rows
+            # must agree, or /posts would not be the same question on both databases.
+            from_file = read_posts(self.sqlite_file)
+            if from_file != [(a, b) for a, b in rows]:
+                raise ServiceError(f"the SQLite file {self.sqlite_file} does not hold PostgreSQL's /posts rows")
+            expected["posts_body"] = posts_body(from_file)
+        return expected
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -165,7 +176,7 @@ class Backing:
         assert self.go is not None
         self._upstream_stack.close()
         up = UpstreamService(self.work_dir / f"upstream-{delay_s:g}", self.go.upstream, delay_s,
-                             self.config.upstream_size, cpus=self.config.cpus, server="std")
+                             self.config.settings.upstream_size, cpus=self.config.cpus, server="std")
         self.upstream = self._upstream_stack.enter_context(up)
         if self.config.measure_upstream_ceiling:
             up.measure_ceiling(2.0, 1000, wrk_cpus=self.config.cpus or None,
@@ -213,13 +224,14 @@ class Backing:
 
     def app_environment(self, stack: Stack, spec: TrialSpec | None = None, lane: int | None = None) -> dict[str, str]:
         """The PWB_* variables of CONTRACT.md for one stack's app; a sweep point's knobs win."""
-        db_delay = spec.db_delay_s if spec is not None and spec.db_delay_s is not None else self.config.db_delay_s
-        db_pool = spec.db_pool if spec is not None and spec.db_pool is not None else self.config.db_pool
-        cpu_size = spec.cpu_size if spec is not None and spec.cpu_size is not None else self.config.cpu_size
+        settings = self.config.settings
+        db_delay = spec.db_delay_s if spec is not None and spec.db_delay_s is not None else settings.db_delay_s
+        db_pool = spec.db_pool if spec is not None and spec.db_pool is not None else settings.db_pool
+        cpu_size = spec.cpu_size if spec is not None and spec.cpu_size is not None else settings.cpu_size
         env = {
             "PWB_DRIVER": stack.driver,
             "PWB_DB_DELAY": repr(db_delay),
-            "PWB_DB_ROWS": str(self.config.db_rows),
+            "PWB_DB_ROWS": str(settings.db_rows),
             "PWB_DB_POOL": str(db_pool),
             "PWB_CPU_SIZE": str(cpu_size),
         }

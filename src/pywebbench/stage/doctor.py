@@ -6,6 +6,9 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from pywebbench.errors import UserError
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sessions import Plan, needs_of
 from pywebbench.stage.envs import uv_binary
 from pywebbench.stage.tools import locate
 
@@ -61,3 +64,20 @@ def check() -> list[Requirement]:
                     "sudo apt-get install -y python3-dev", False),
     ]
 
+
+def check_tools(plan: Plan, options: RunOptions) -> None:
+    """A missing tool is a one-line error before anything starts, never a failure mid-run."""
+    wanted = {options.generator, "taskset", "uv"}
+    if options.method != "restart":
+        wanted.add("wrk")  # the settle before each window is a short wrk, whatever measures the window
+    needs = {n.value for n in needs_of(plan)}
+    if "database" in needs:
+        wanted |= {"postgres", "pgbouncer"}
+    if "upstream" in needs or any(s.stack.server.native == "go-reference" for s in plan.sessions):
+        wanted.add("go")
+    if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):
+        wanted.add("nginx")
+    missing = [r for r in check() if r.name in wanted and not r.present]
+    if missing:
+        first = missing[0]
+        raise UserError(f"{first.name} is missing ({first.purpose}); fix: {first.fix}")
