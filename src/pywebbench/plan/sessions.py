@@ -145,6 +145,8 @@ def point_overrides(point: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
 
 
 def point_label(point: tuple[tuple[str, Any], ...]) -> str:
+    """'connections=25,db_delay_s=0.02': part of every trial id, so it never changes (a results
+    file resumes by its trial ids); the knobs in words are plan/knobs.py's."""
     return ",".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in point)
 
 

@@ -65,6 +65,7 @@ class Watchdog:
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._look_failed = False
 
     def watch(self, name: str, target: Callable[[], Restartable | None]) -> None:
         """Watch whatever `target` returns now and later (a retune may replace the service)."""
@@ -136,8 +137,13 @@ class Watchdog:
         while not self._stop.wait(self.interval_s):
             try:
                 self.sweep()
-            except Exception:  # a failed look must not kill the thread; the next look tries again
-                continue
+            except ServiceLost:
+                continue  # the run's own sweep between windows raises it, in the main thread
+            except Exception as exc:  # a failed look must not kill the thread; the next look tries again
+                if not self._look_failed:  # but it is said, once: a watchdog that cannot look is blind
+                    self._look_failed = True
+                    self.on_note(f"watchdog: a look at the services failed ({type(exc).__name__}: {exc}); "
+                                 "it keeps looking")
 
     def __enter__(self) -> Watchdog:
         self._stop.clear()
