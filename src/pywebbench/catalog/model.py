@@ -43,7 +43,7 @@ DRIVER_REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "native": (),
 }
 ASYNC_DRIVERS = frozenset({"asyncpg"})
-"""Drivers the apps await (pwb_common.ASYNC_DRIVERS); every other one blocks its thread or greenlet."""
+"""Drivers the apps await (apps/pwb_contract.ASYNC_DRIVERS); every other one blocks its thread or greenlet."""
 COMMON_APP_REQUIREMENTS: tuple[str, ...] = ("jinja2==3.1.6",)
 
 DB_KINDS = ("postgresql", "sqlite")

@@ -14,7 +14,7 @@ from pathlib import Path
 from pywebbench.services.postgres import bench_rows
 
 POSTS_ROWS = 300
-"""Keys 1..300: what /posts reads (pwb_common.POSTS_SQL). The rest of the million would only
+"""Keys 1..300: what /posts reads (apps/pwb_contract.POSTS_SQL). The rest of the million would only
 make the file bigger; the read is an index range scan on either database."""
 POSTS_SQL = "SELECT a, b FROM bench WHERE a <= 300 ORDER BY a"
 
