@@ -11,12 +11,11 @@ from dataclasses import dataclass, replace
 from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.analyze.rechecks import rechecked, recorded_ceilings, spread_check
 from pywebbench.plan.knobs import knob_short
-from pywebbench.analyze.duet import PairSide, round_ratios
+from pywebbench.analyze.pairing import Paired, observations, paired_to_baseline, rps_of
 from pywebbench.analyze.paired import (
     Interval,
     Observation,
     min_detectable,
-    paired_ratios,
     rank_with_ties,
     ratio_interval,
     statistic_value,
@@ -173,65 +172,6 @@ def latest_trials(trials: tuple[TrialResult, ...]) -> tuple[TrialResult, ...]:
         latest.pop(trial.spec.trial_id, None)
         latest[trial.spec.trial_id] = trial
     return tuple(latest.values())
-
-
-def observations(trials: list[TrialResult], value: Callable[[TrialResult], float | None]) -> list[Observation]:
-    """Valid windows as (launch, round, value)."""
-    found = []
-    for t in trials:
-        if not t.valid:
-            continue
-        v = value(t)
-        if v is not None and v > 0:
-            found.append(Observation(t.spec.launch or t.spec.round, t.spec.round, v))
-    return found
-
-
-def rps_of(trial: TrialResult) -> float | None:
-    return trial.load.rps if trial.load is not None else None
-
-
-def cpu_per_request(trial: TrialResult) -> float | None:
-    usage = trial.usage("app")
-    if usage is None or trial.load is None or not trial.load.requests:
-        return None
-    return usage.cpu_s / trial.load.requests
-
-
-@dataclass(frozen=True)
-class Paired:
-    ratios: tuple[Observation, ...]
-    interval: Interval | None
-    cpu_interval: Interval | None
-    cpu_center: float | None
-
-
-def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult], label: str,
-                       cell_trials: Sequence[TrialResult] = ()) -> Paired:
-    """Per-round ratios of a row to the baseline in the same cell.
-
-    Interleaved: the row's window over the baseline's in the same round. Duet: least squares
-    over every pair the round loaded (`cell_trials`: all of the cell's windows).
-    """
-    if any(t.spec.method == "duet" for t in trials):
-        everything = list(cell_trials) or trials + base_trials
-        baseline = base_trials[0].spec.label
-        ratios = round_ratios(pair_sides(everything, rps_of), label, baseline)
-        cpu = round_ratios(pair_sides(everything, cpu_per_request), label, baseline)
-    else:
-        ratios = paired_ratios(observations(trials, rps_of), observations(base_trials, rps_of))
-        cpu = paired_ratios(observations(trials, cpu_per_request), observations(base_trials, cpu_per_request))
-    return Paired(ratios, ratio_interval(ratios), ratio_interval(cpu), statistic_value(cpu))
-
-
-def pair_sides(trials: Sequence[TrialResult], value: Callable[[TrialResult], float | None]) -> list[PairSide]:
-    """Valid duet windows as sides of their pair."""
-    found = []
-    for t in trials:
-        v = value(t) if t.valid else None
-        if v is not None and v > 0:
-            found.append(PairSide(t.spec.launch or t.spec.round, t.spec.round, t.spec.label, t.spec.partner, v))
-    return found
 
 
 def run_baseline(results: ResultSet) -> str:

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.analyze.rows import paired_to_baseline
+from pywebbench.analyze.pairing import paired_to_baseline
 from pywebbench.analyze.calibrate import Calibration, calibrate_report
 from pywebbench.analyze.paired import Observation, level_variances
 from pywebbench.results.model import TrialResult
