@@ -24,7 +24,7 @@ import psutil
 
 from pywebbench.analyze.paired import Observation
 from pywebbench.analyze.ratesearch import CapacitySearch
-from pywebbench.analyze.rows import cpu_per_request, rps_of
+from pywebbench.analyze.pairing import cpu_per_request, rps_of
 from pywebbench.analyze.tuning import (
     ClassSearch,
     ClassSpace,

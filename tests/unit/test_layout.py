@@ -27,12 +27,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
-LONG_FUNCTIONS = {
-    "services/nginx.py:render_config",  # the nginx.conf itself, a template in an f-string
+# Allowed past the limit, each up to the length it has, so none grows; an entry that fits
+# again must go. Data templates may stay; the rest landed over the limit beside it (issue 10)
+# and are to be split by concern.
+LONG_FUNCTIONS: dict[str, int] = {
+    "services/nginx.py:render_config": 64,  # the nginx.conf itself, a template in an f-string
+    "tune.py:tune": 71,  # to split: --tune's driver
 }
-"""Functions allowed past the limit: data templates, not logic."""
-LONG_MODULES: set[str] = set()
-"""Modules allowed past the limit, each with why."""
+LONG_MODULES: dict[str, int] = {
+    "cli.py": 424,  # to split: the command line grew --tune and doctor --hosts
+    "analyze/tuning.py": 401,  # to split
+    "report/pages/seeds/common.py": 450,  # to split: the seed pages' shared parts
+}
 
 
 def _layer(module: str) -> int:
@@ -100,25 +106,28 @@ def _sources() -> dict[str, Path]:
 
 def test_no_module_is_longer_than_the_limit() -> None:
     long = {name: n for name, path in _sources().items()
-            if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES and name not in LONG_MODULES}
+            if (n := len(path.read_text().splitlines())) > LONG_MODULES.get(name, MAX_MODULE_LINES)}
     assert long == {}, f"split these by concern (at most {MAX_MODULE_LINES} lines)"
 
 
-def test_no_function_is_longer_than_the_limit() -> None:
-    long = {}
+def _functions() -> dict[str, int]:
+    """'path:name' -> lines, decorators aside, of every function of the package."""
+    found = {}
     for name, path in _sources().items():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
-                length = node.end_lineno - node.lineno + 1
-                if length > MAX_FUNCTION_LINES and f"{name}:{node.name}" not in LONG_FUNCTIONS:
-                    long[f"{name}:{node.name}"] = length
-    assert long == {}, f"split these (at most {MAX_FUNCTION_LINES} lines, decorators aside)"
+                found[f"{name}:{node.name}"] = max(found.get(f"{name}:{node.name}", 0),
+                                                   node.end_lineno - node.lineno + 1)
+    return found
+
+
+def test_no_function_is_longer_than_the_limit() -> None:
+    long = {name: n for name, n in _functions().items() if n > LONG_FUNCTIONS.get(name, MAX_FUNCTION_LINES)}
+    assert long == {}, f"split these (at most {MAX_FUNCTION_LINES} lines)"
 
 
 def test_the_allow_lists_name_only_what_needs_them() -> None:
-    sources = _sources()
-    for entry in LONG_FUNCTIONS:
-        name, _, function = entry.partition(":")
-        assert name in sources and f"def {function}(" in sources[name].read_text(), entry
-    for name in LONG_MODULES:
-        assert len(sources[name].read_text().splitlines()) > MAX_MODULE_LINES, f"{name} fits now: drop it"
+    sources, functions = _sources(), _functions()
+    fits = [name for name in LONG_MODULES if len(sources[name].read_text().splitlines()) <= MAX_MODULE_LINES]
+    fits += [name for name in LONG_FUNCTIONS if functions[name] <= MAX_FUNCTION_LINES]
+    assert fits == [], "these fit the limit now: drop them from the allow-lists"

@@ -26,7 +26,8 @@ from pywebbench.analyze.paired import (
     statistic_value,
 )
 from pywebbench.analyze.ranking import Comparison, Flip, Ranked, Score, compare, rank
-from pywebbench.analyze.rows import Row, latest_trials, paired_to_baseline
+from pywebbench.analyze.pairing import paired_to_baseline
+from pywebbench.analyze.rows import Row, latest_trials
 from pywebbench.plan.presets import Claim
 from pywebbench.results.model import ResultSet, TrialResult
 
