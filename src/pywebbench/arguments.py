@@ -117,6 +117,56 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
                        "psycopg2-eventlet, psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent")
 
 
+def _status(text: str) -> int:
+    if not text.isdigit() or not 100 <= int(text) <= 599:
+        raise argparse.ArgumentTypeError(f"an HTTP status such as 200, got {text!r}")
+    return int(text)
+
+
+def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
+    p_app = sub.add_parser("app", help="benchmark your own WSGI or ASGI app across servers", epilog=EXIT_CODES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_app.add_argument("--app", required=True, metavar="MODULE:CALLABLE", help="the app, e.g. mysite.wsgi:application")
+    p_app.add_argument("--factory", action="store_true", help="CALLABLE is a factory that returns the app")
+    p_app.add_argument("--app-dir", type=Path, default=Path("."), help="put on the import path; servers start "
+                       "there (default: the current directory)")
+    p_app.add_argument("--requirements", type=Path, metavar="FILE", help="the app's packages (default: its "
+                       "pyproject's [project] dependencies), installed into each server's environment")
+    p_app.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="for the app (repeatable)")
+    p_app.add_argument("--env-file", type=Path, metavar="FILE", help="KEY=VALUE lines for the app")
+    p_app.add_argument("--interface", choices=["wsgi", "asgi"], help="force the interface instead of detecting it")
+    p_app.add_argument("--server", action="append", dest="servers", default=[], metavar="NAME",
+                       help="a server (repeatable; globs such as 'gunicorn-*'); default: every one for the interface")
+    p_app.add_argument("--allow-monkeypatch", action="store_true",
+                       help="also run greenlet servers (gevent, eventlet, meinheld), which monkey-patch the app")
+    p_app.add_argument("--with-postgres", action="store_true",
+                       help="start the harness's private PostgreSQL and pass DATABASE_URL to the app and --setup")
+    p_app.add_argument("--pgbouncer", action="store_true", help="with --with-postgres: DATABASE_URL goes through pgbouncer")
+    p_app.add_argument("--setup", metavar="CMD", help="run once per environment in the app dir before serving")
+    p_app.add_argument("--request", action="append", dest="requests", default=[],
+                       metavar="'METHOD PATH [@BODYFILE] [header:value] [weight=N]'",
+                       help="a request of the traffic mix (repeatable; default 'GET /')")
+    p_app.add_argument("--requests-file", type=Path, metavar="FILE", help="requests, one per line")
+    p_app.add_argument("--expect", type=_status, default=200, help="the status every request must get (200)")
+    p_app.add_argument("--expect-body", metavar="SUBSTRING", help="a text every answer must contain")
+    p_app.add_argument("--tune", action="store_true", help=argparse.SUPPRESS)
+    p_app.add_argument("--connections", type=_positive_int)
+    p_app.add_argument("--duration", type=float, help="measured seconds per window (4)")
+    p_app.add_argument("--warmup", type=float, help="discarded warmup seconds per server start (0.5)")
+    p_app.add_argument("--settle", type=float, help="discarded seconds of load before each window (0.25)")
+    p_app.add_argument("--workers", type=_positive_int, help="worker processes (default: seed 000's rule)")
+    p_app.add_argument("--threads", type=_positive_int, help="threads per worker for threaded servers")
+    p_app.add_argument("--rounds", type=_positive_int, dest="repeats", help="rounds (5)")
+    p_app.add_argument("--rounds-per-launch", type=_positive_int)
+    p_app.add_argument("--precision", type=float, help="add rounds until every interval is within this fraction")
+    p_app.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m")
+    p_app.add_argument("--stack-cpus", type=_cpu_list)
+    p_app.add_argument("--loadgen-cpus", type=_cpu_list)
+    p_app.add_argument("--timeout", type=float, help="seconds before the generator gives up on a request (5)")
+    p_app.add_argument("--seed", type=int)
+    p_app.add_argument("--out", type=Path, dest="out_dir", help="results directory (default runs/<time>)")
+
+
 class OneLineParser(argparse.ArgumentParser):
     """Bad flags get one line and exit 2, like every other refusal (no usage dump)."""
 
@@ -178,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("--format", default="terminal", choices=sorted(FORMATS))
     p_report.add_argument("-o", "--output", type=Path, help="write to a file instead of stdout")
 
+    _add_app_parser(sub)
     p_doctor = sub.add_parser("doctor", help="what is installed, what is missing, and how to fix it")
     p_doctor.add_argument("--hosts", type=Path, metavar="HOSTS_TOML",
                           help="check every inventory host over SSH instead of this machine")

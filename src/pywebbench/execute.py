@@ -25,7 +25,7 @@ from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.measure.ceiling import GeneratorCeiling
 from pywebbench.stage.doctor import check_tools
-from pywebbench.stage.envs import EnvironmentBuilder, cache_root
+from pywebbench.stage.envs import EnvironmentBuilder, EnvProvider, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.registry import make_generator
@@ -239,13 +239,18 @@ def _stop_signals() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous_int)
 
 
+EnvHook = Callable[[Backing], EnvProvider]
+"""Wraps the environment builder once the services run (the `app` command's --setup needs them)."""
+
+
 def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer: ResultsWriter,
             generator: LoadGenerator, run_dir: Path, on_progress: Callable[[Progress], None],
-            on_note: Callable[[str], None]) -> Runner:
+            on_note: Callable[[str], None], env_hook: EnvHook | None = None) -> Runner:
     """Backing services started and watched, the accountant ready, and the runner over them."""
     options = job.options
     accountant = choose_accountant(services, header.run_id, on_note)
-    backing = Backing(backing_config(plan, options, job.points, lanes=int(job.extra.get("lanes", 0))), cache_root())
+    backing = Backing(backing_config(plan, options, job.points, lanes=int(job.extra.get("lanes", 0)),
+                                     database_url=str(job.extra.get("database_url", ""))), cache_root())
     service_start = time.monotonic()
     try:
         services.enter_context(backing)
@@ -256,7 +261,8 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
     watchdog = services.enter_context(Watchdog(on_note))  # stopped before the services are
     backing.watch(watchdog)
     runner = Runner(
-        run_dir=run_dir, writer=writer, generator=generator, builder=EnvironmentBuilder(),
+        run_dir=run_dir, writer=writer, generator=generator,
+        builder=env_hook(backing) if env_hook is not None else EnvironmentBuilder(),
         python=sys.executable, backing=backing, topology=options.topology,
         ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
         keepalive=options.keepalive, on_progress=on_progress, accountant=accountant,
@@ -301,6 +307,7 @@ def execute(
     on_note: Callable[[str], None] = lambda text: None,
     baseline: str = BASELINE_STACK,
     drive: Callable[[Runner, Plan, Budget], int] | None = None,
+    env_hook: EnvHook | None = None,
 ) -> Outcome:
     """`drive`, when given, measures instead of the method's rounds (--tune), once the services
     are up; it returns the rounds it ran."""
@@ -328,7 +335,8 @@ def execute(
     rounds = begun.first_rounds
     try:
         with _stop_signals(), ExitStack() as services:
-            runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note)
+            runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note,
+                             env_hook)
             if drive is not None:
                 rounds = drive(runner, plan, budget)
             elif options.method != "restart":

@@ -19,8 +19,13 @@ from typing import Any, Callable
 
 
 def load(spec: str) -> Any:
+    """`module:attr` (dotted attributes allowed); `module:create()` calls a factory, as Gunicorn does."""
     module, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module), attr or "wsgi")
+    factory = attr.endswith("()")
+    obj: Any = importlib.import_module(module)
+    for part in (attr.removesuffix("()") or "wsgi").split("."):
+        obj = getattr(obj, part)
+    return obj() if factory else obj
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

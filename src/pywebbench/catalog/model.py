@@ -62,6 +62,13 @@ class Framework:
     overrides: tuple[str, ...] = ()
     unavailable: str | None = None
     native: bool = False
+    target: str | None = None
+    """A person's own app, `module:callable` (the `app` command); None for the built-in apps."""
+    factory: bool = False
+    """target names a factory that returns the app (`--factory`)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """The own app's environment (--env, its import path): given to its servers, never recorded
+    (a person's --env may hold secrets)."""
 
     @property
     def module(self) -> str:
@@ -78,6 +85,10 @@ class LaunchSpec:
     port: int
     workers: int
     threads: int
+    target: str | None = None
+    """`module:callable` of a person's own app, served instead of the built-in `module`'s."""
+    factory: bool = False
+    """target is a factory: the server calls it to get the app."""
 
 
 ArgvBuilder = Callable[[LaunchSpec], list[str]]
@@ -139,11 +150,13 @@ class Stack:
     def requirements(self) -> tuple[str, ...]:
         if self.server.native is not None:
             return ()
+        # A person's own app brings its own database client and templates: none of the
+        # built-in app's drivers, which could clash with its pins.
+        own = self.framework.target is not None
         merged = dict.fromkeys(
             self.framework.requirements
             + self.server.requirements
-            + DRIVER_REQUIREMENTS[self.driver]
-            + COMMON_APP_REQUIREMENTS
+            + (() if own else DRIVER_REQUIREMENTS[self.driver] + COMMON_APP_REQUIREMENTS)
             + (SQLITE_ASYNC_REQUIREMENTS if self.db == "sqlite" and self.driver in ASYNC_DRIVERS else ())
             + self.extra_requirements
         )

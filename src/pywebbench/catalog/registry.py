@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pywebbench.catalog.frameworks import FRAMEWORKS
 from pywebbench.catalog.model import Framework, Interface, ServerVariant, Stack
 from pywebbench.catalog.servers import SERVERS, STACK_EXCEPTIONS
+from pywebbench.catalog.workloads import Workload, get_workload
 from pywebbench.errors import UserError
 
 BASELINE_STACK = "flask:gunicorn-sync"
@@ -38,6 +39,13 @@ class Catalog:
     frameworks: tuple[Framework, ...]
     servers: tuple[ServerVariant, ...]
     stacks: tuple[Stack, ...]
+    workloads: tuple[Workload, ...] = ()
+    """Workloads of this catalog beyond the built-in ones (a person's own traffic mix)."""
+
+    def workload(self, name: str) -> Workload:
+        """This catalog's own workload of that name, else the built-in one (or a one-line error)."""
+        own = next((w for w in self.workloads if w.name == name), None)
+        return own if own is not None else get_workload(name)
 
     def framework(self, name: str) -> Framework | None:
         return next((f for f in self.frameworks if f.name == name), None)

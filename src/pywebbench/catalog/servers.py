@@ -33,6 +33,21 @@ def _attr(interface: Interface) -> str:
     return "asgi" if interface is Interface.ASGI else "wsgi"
 
 
+def _app(spec: LaunchSpec, attr: str) -> str:
+    """The app a server imports: the built-in module's `attr`, or a person's own target.
+
+    A factory is written `module:create()`, the form Gunicorn, Hypercorn and the harness's
+    launcher call (Uvicorn and Granian take `--factory` instead: see `_factory_flag`).
+    """
+    if spec.target is None:
+        return f"{spec.module}:{attr}"
+    return f"{spec.target}()" if spec.factory else spec.target
+
+
+def _factory_flag(spec: LaunchSpec) -> list[str]:
+    return ["--factory"] if spec.target is not None and spec.factory else []
+
+
 def gunicorn(
     worker_class: str, interface: Interface, *extra: str, target: str | None = None
 ) -> Callable[[LaunchSpec], list[str]]:
@@ -47,7 +62,7 @@ def gunicorn(
             # since 25.1 every instance would otherwise share ~/.gunicorn/gunicorn.ctl
             "--no-control-socket",
             *[arg.format(threads=spec.threads) for arg in extra],
-            f"{spec.module}:{target or _attr(interface)}",
+            _app(spec, target or _attr(interface)),
         ]
 
     return build
@@ -56,7 +71,7 @@ def gunicorn(
 def uvicorn(loop: str, http: str) -> Callable[[LaunchSpec], list[str]]:
     def build(spec: LaunchSpec) -> list[str]:
         return [
-            spec.python, "-m", "uvicorn", f"{spec.module}:asgi",
+            spec.python, "-m", "uvicorn", spec.target or f"{spec.module}:asgi", *_factory_flag(spec),
             "--host", spec.host, "--port", str(spec.port),
             "--workers", str(spec.workers),
             "--loop", loop, "--http", http,
@@ -69,7 +84,7 @@ def uvicorn(loop: str, http: str) -> Callable[[LaunchSpec], list[str]]:
 def hypercorn(worker_class: str) -> Callable[[LaunchSpec], list[str]]:
     def build(spec: LaunchSpec) -> list[str]:
         return [
-            spec.python, "-m", "hypercorn", f"{spec.module}:asgi",
+            spec.python, "-m", "hypercorn", _app(spec, "asgi"),
             "--bind", f"{spec.host}:{spec.port}",
             "--workers", str(spec.workers),
             "--worker-class", worker_class,
@@ -92,7 +107,7 @@ def granian(interface: Interface) -> Callable[[LaunchSpec], list[str]]:
             argv += ["--blocking-threads", str(spec.threads), "--no-ws"]
         else:
             argv += ["--loop", "uvloop"]
-        return [*argv, f"{spec.module}:{_attr(interface)}"]
+        return [*argv, *_factory_flag(spec), spec.target or f"{spec.module}:{_attr(interface)}"]
 
     return build
 
@@ -101,15 +116,18 @@ def uwsgi(spec: LaunchSpec) -> list[str]:
     # --http-socket has the workers parse HTTP themselves (no router process), but it answers
     # HTTP/1.1 and then closes: without an explicit "Connection: close" wrk counts a read
     # error per request (the "uwsgi errors" column of seed 003). --die-on-term: uWSGI 2.0
-    # otherwise treats SIGTERM as "reload".
+    # otherwise treats SIGTERM as "reload". A person's own app is found from the directory
+    # it is started in (the app dir), as a deployment would.
+    if spec.target is not None and spec.factory:
+        raise ValueError("uWSGI cannot call an app factory: it imports a callable")
     return [
         str(Path(spec.python).parent / "uwsgi"),
         "--http-socket", f"{spec.host}:{spec.port}",
         "--add-header", "Connection: close",
         "--master", "--processes", str(spec.workers),
-        "--module", f"{spec.module}:wsgi",
+        "--module", spec.target or f"{spec.module}:wsgi",
         "--disable-logging", "--die-on-term", "--need-app", "--lazy-apps",
-        "--listen", "1024", "--pythonpath", str(APPS_DIR),
+        "--listen", "1024", "--pythonpath", "." if spec.target is not None else str(APPS_DIR),
     ]
 
 
@@ -118,7 +136,7 @@ def launcher(server: str) -> Callable[[LaunchSpec], list[str]]:
 
     def build(spec: LaunchSpec) -> list[str]:
         return [
-            spec.python, str(APPS_DIR / "serve_wsgi.py"), server, f"{spec.module}:wsgi",
+            spec.python, str(APPS_DIR / "serve_wsgi.py"), server, _app(spec, "wsgi"),
             "--host", spec.host, "--port", str(spec.port),
             "--workers", str(spec.workers), "--threads", str(spec.threads),
         ]

@@ -42,6 +42,21 @@ Check = Callable[[bytes, Expected], str | None]
 
 
 @dataclass(frozen=True)
+class HttpRequest:
+    """One request of a person's traffic mix (`--request`), sent in proportion to its weight."""
+
+    method: str
+    path: str
+    body: bytes = b""
+    headers: tuple[tuple[str, str], ...] = ()
+    weight: int = 1
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.path}"
+
+
+@dataclass(frozen=True)
 class Workload:
     name: str
     path: str
@@ -53,6 +68,10 @@ class Workload:
     """Waits on a service: the overlap check applies to stacks that claim to be async."""
     nginx_only: bool = False
     """Served by nginx alone (the static baseline), not by the Python apps."""
+    requests: tuple[HttpRequest, ...] = ()
+    """A person's own traffic mix (the `app` command); () = GET `path`, as the built-in workloads."""
+    expect_status: int = 200
+    """The status every answer must have (`--expect`); media_type "" accepts any content type."""
 
 
 def _same(expected: bytes | None, body: bytes, what: str) -> str | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.results.model import LoadResult
 
 
@@ -25,6 +26,8 @@ class LoadRequest:
     label: str = "load"
     rate: float | None = None
     """Open loop: requests per second sent on schedule whatever the server does; None = closed loop."""
+    mix: tuple[HttpRequest, ...] = ()
+    """A person's traffic mix, each request in proportion to its weight (wrk); () = GET `url`."""
 
 
 class LoadGenerator(Protocol):

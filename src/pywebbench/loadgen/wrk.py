@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
@@ -53,8 +54,10 @@ class Wrk:
         report.unlink(missing_ok=True)
         script = work_dir / "wrk_report.lua"
         if not script.exists():
-            lua = resources.files("pywebbench.loadgen").joinpath("wrk_report.lua")
-            script.write_text(lua.read_text(encoding="utf-8"), encoding="utf-8")
+            script.write_text(_report_lua(), encoding="utf-8")
+        if request.mix:
+            script = work_dir / f"{request.label}.mix.lua"
+            script.write_text(mix_lua(request.mix) + _report_lua(), encoding="utf-8")
         argv = self.command(request, script)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYWEBBENCH_WRK_REPORT": str(report)}
         proc = ManagedProcess(argv, env=env, log_dir=work_dir, name=f"{request.label}.wrk")
@@ -66,6 +69,42 @@ class Wrk:
         if code != 0 or not report.exists():
             raise LoadGenError(f"wrk {describe_exit(code)}: {proc.stderr_tail(5)}".rstrip(": "))
         return parse_wrk_report(json.loads(report.read_text()), tuple(argv))
+
+
+def _report_lua() -> str:
+    return resources.files("pywebbench.loadgen").joinpath("wrk_report.lua").read_text(encoding="utf-8")
+
+
+def lua_string(data: bytes) -> str:
+    """A Lua string literal of any bytes: printable ASCII as is, every other byte as \\ddd."""
+    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:03d}" for b in data) + '"'
+
+
+def mix_lua(mix: tuple[HttpRequest, ...]) -> str:
+    """wrk's request() hook for a weighted mix: each thread formats every request once, then
+    cycles through a pool holding each request `weight` times, so the mix is exact, not sampled."""
+    entries = []
+    for r in mix:
+        headers = ", ".join(f"[{lua_string(k.encode())}] = {lua_string(v.encode())}" for k, v in r.headers)
+        body = lua_string(r.body) if r.body else "nil"
+        entries.append(f"  {{{lua_string(r.method.encode())}, {lua_string(r.path.encode())}, {{{headers}}}, "
+                       f"{body}, {r.weight}}},")
+    return "\n".join([
+        "-- The traffic mix of the `app` command (generated).",
+        "local mix = {", *entries, "}",
+        "local pool, next_index = {}, 0",
+        "init = function(args)",
+        "  for _, r in ipairs(mix) do",
+        "    local text = wrk.format(r[1], r[2], r[3], r[4])",
+        "    for _ = 1, r[5] do pool[#pool + 1] = text end",
+        "  end",
+        "end",
+        "request = function()",
+        "  next_index = next_index % #pool + 1",
+        "  return pool[next_index]",
+        "end",
+        "",
+    ])
 
 
 def parse_wrk_report(data: dict[str, Any], command: tuple[str, ...] = ()) -> LoadResult:

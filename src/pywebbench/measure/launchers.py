@@ -19,6 +19,7 @@ import psutil
 from pywebbench.catalog.model import LaunchSpec, Stack
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.loadgen.base import taskset_prefix
+from pywebbench.plan.app import APP_DIR_ENV
 from pywebbench.plan.sessions import Session
 from pywebbench.procs import ManagedProcess, describe_exit, free_port
 from pywebbench.results.model import StackInfo
@@ -120,9 +121,13 @@ def _pinned_server(session: Session, program: str, prefix: Sequence[str], env: d
                    label: str) -> Iterator[RunningServer]:
     """The catalog's argv for the stack with `program`, behind `prefix` and pinned to the stack CPUs."""
     port = free_port(HOST)
-    launch = LaunchSpec(program, session.stack.framework.module, HOST, port, session.workers, session.threads)
+    framework = session.stack.framework
+    launch = LaunchSpec(program, framework.module, HOST, port, session.workers, session.threads,
+                        target=framework.target, factory=framework.factory)
     argv = [*prefix, *taskset_prefix(_cpus(session)), *session.stack.server.build_argv(launch)]
-    with ManagedProcess(argv, env=env, log_dir=logs, name=label) as proc:
+    # A person's own app starts in its app dir (APP_DIR_ENV), as it would be deployed.
+    cwd = Path(env[APP_DIR_ENV]) if framework.target is not None and APP_DIR_ENV in env else None
+    with ManagedProcess(argv, env=env, log_dir=logs, name=label, cwd=cwd) as proc:
         def tail() -> str:
             return proc.stderr_tail(15) or proc.stdout_path.read_text(errors="replace")[-1500:]
 
@@ -139,7 +144,8 @@ class PythonLauncher:
     def start(self, session: Session, label: str, app_env: dict[str, str], logs: Path,
               prefix: Sequence[str]) -> AbstractContextManager[RunningServer]:
         bin_dir = self.env_path / "bin"
-        env = {**base_environment(str(bin_dir)), **app_env, "VIRTUAL_ENV": str(self.env_path)}
+        own = dict(session.stack.framework.env)  # a person's own app: its --env and import path
+        env = {**base_environment(str(bin_dir)), **own, **app_env, "VIRTUAL_ENV": str(self.env_path)}
         return _pinned_server(session, str(bin_dir / "python"), prefix, env, logs, label)
 
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from pywebbench.loadgen.base import LoadRequest, taskset_prefix
+from pywebbench.loadgen.wrk import mix_lua
 from pywebbench.procs import ManagedProcess
 
 
@@ -26,6 +27,11 @@ def wrk_settle(request: LoadRequest, seconds: float, work_dir: Path) -> None:
             "--timeout", f"{max(1, math.ceil(request.timeout_s))}s"]
     if not request.keepalive:
         argv += ["--header", "Connection: close"]
+    if request.mix:  # the settle sends the window's own mix
+        script = work_dir / "settle.mix.lua"
+        work_dir.mkdir(parents=True, exist_ok=True)
+        script.write_text(mix_lua(request.mix), encoding="utf-8")
+        argv += ["--script", str(script)]
     argv.append(request.url)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     with ManagedProcess(argv, env=env, log_dir=work_dir, name="settle.wrk", grace_s=1.0):

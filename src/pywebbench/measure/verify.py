@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pywebbench.catalog.workloads import Expected, Workload
+from pywebbench.catalog.workloads import Expected, HttpRequest, Workload
 
 
 @dataclass(frozen=True)
@@ -18,10 +18,11 @@ class Answer:
     will_close: bool
 
 
-def fetch(host: str, port: int, path: str, timeout_s: float = 5.0) -> Answer:
+def fetch(host: str, port: int, path: str, timeout_s: float = 5.0, *, method: str = "GET", body: bytes = b"",
+          headers: tuple[tuple[str, str], ...] = ()) -> Answer:
     conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
     try:
-        conn.request("GET", path)
+        conn.request(method, path, body=body or None, headers=dict(headers))
         resp = conn.getresponse()
         body = resp.read()
         media = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
@@ -59,19 +60,34 @@ def wait_ready(
 
 def check_answer(workload: Workload, answer: Answer, expected: Expected) -> str | None:
     """None when the answer is exactly what the workload expects, else what differs."""
-    if answer.status != 200:
-        return f"{workload.path}: status {answer.status}, expected 200 ({answer.body[:100]!r})"
-    if answer.media_type != workload.media_type:
+    if answer.status != workload.expect_status:
+        return f"{workload.path}: status {answer.status}, expected {workload.expect_status} ({answer.body[:100]!r})"
+    if workload.media_type and answer.media_type != workload.media_type:
         return f"{workload.path}: content type {answer.media_type!r}, expected {workload.media_type!r}"
     problem = workload.check(answer.body, expected)
     return f"{workload.path}: {problem}" if problem else None
 
 
 def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected = Expected()) -> str | None:
+    if workload.requests:
+        return next(filter(None, (_verify_request(host, port, workload, r, expected) for r in workload.requests)),
+                    None)
     try:
         return check_answer(workload, fetch(host, port, workload.path), expected)
     except (OSError, http.client.HTTPException) as exc:
         return f"{workload.path}: {type(exc).__name__}: {exc}"
+
+
+def _verify_request(host: str, port: int, workload: Workload, request: HttpRequest, expected: Expected) -> str | None:
+    """One request of a person's traffic mix: its status, then the workload's body check."""
+    try:
+        answer = fetch(host, port, request.path, method=request.method, body=request.body, headers=request.headers)
+    except (OSError, http.client.HTTPException) as exc:
+        return f"{request.label}: {type(exc).__name__}: {exc}"
+    if answer.status != workload.expect_status:
+        return f"{request.label}: status {answer.status}, expected {workload.expect_status} ({answer.body[:100]!r})"
+    problem = workload.check(answer.body, expected)
+    return f"{request.label}: {problem}" if problem else None
 
 
 def keeps_alive(host: str, port: int, path: str) -> tuple[bool | None, str | None]:

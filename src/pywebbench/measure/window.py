@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pywebbench.catalog.workloads import Needs, Workload
+from pywebbench.catalog.workloads import HttpRequest, Needs, Workload
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant, WindowUsage
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
@@ -171,16 +171,17 @@ class WindowMeasurer:
         return replace(result, status=TrialStatus.SERVICE_FAILED,
                        error=f"{cause}\n{result.error}" if result.error else cause)
 
-    def load_request(self, spec: TrialSpec, port: int, path: str) -> LoadRequest:
+    def load_request(self, spec: TrialSpec, port: int, path: str,
+                     mix: tuple[HttpRequest, ...] = ()) -> LoadRequest:
         return LoadRequest(
             url=f"http://{HOST}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
             cpus=spec.loadgen_cpus, requests=spec.requests, timeout_s=self.request_timeout_s,
-            keepalive=self.keepalive, rate=spec.rate, label=spec.trial_id,
+            keepalive=self.keepalive, rate=spec.rate, label=spec.trial_id, mix=mix,
         )
 
     def prepare(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float, settle_s: float) -> None:
         """Discarded load before a window: a warmup after a start, or a short settle between windows."""
-        base = self.load_request(spec, live.port, workload.path)
+        base = self.load_request(spec, live.port, workload.path, workload.requests)
         work_dir = self.run_dir / "loadgen"
         if warmup_s > 0:
             started = time.monotonic()
@@ -221,7 +222,7 @@ class WindowMeasurer:
                 peak = self.db_peak(sampling, live, workload)
                 usage = sampling.enter_context(self.accountant.window(peak_of=(live.role,))) \
                     if self.sample_resources else None
-                load = self.generator.run(self.load_request(spec, live.port, workload.path), self.run_dir / "loadgen")
+                load = self.generator.run(self.load_request(spec, live.port, workload.path, workload.requests), self.run_dir / "loadgen")
             self.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
             status, failure = load_failed(live, exc)

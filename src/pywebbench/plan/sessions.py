@@ -13,7 +13,7 @@ from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.plan.options import CpuSplit, RunOptions
 from pywebbench.results.model import TrialSpec
-from pywebbench.catalog.workloads import Needs, Workload, get_workload
+from pywebbench.catalog.workloads import Needs, Workload
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def choose_stacks(catalog: Catalog, options: RunOptions) -> tuple[list[Stack], l
     stacks, skipped = select_stacks(catalog, options.stacks)
     if options.driver is not None:
         stacks = [replace(s, driver_override=options.driver) for s in stacks if s.server.native is None]
-    wanted = [get_workload(name) for name in options.workloads]
+    wanted = [catalog.workload(name) for name in options.workloads]
     for stack in list(stacks):
         if not any(serves(stack, w) for w in wanted):
             stacks.remove(stack)
@@ -204,7 +204,7 @@ def make_plan(
     service (pgbouncer, the upstream) once per point and round rather than per stack.
     """
     variants, skipped = _variants(catalog, options, variants, extra)
-    workloads = tuple(get_workload(name) for name in dict.fromkeys(options.workloads))
+    workloads = tuple(catalog.workload(name) for name in dict.fromkeys(options.workloads))
     split = options.cpu_split(available_cpus)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)

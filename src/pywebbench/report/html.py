@@ -27,6 +27,7 @@ from pywebbench.measure.checks import advice
 from pywebbench.report.columns import Align, Cell, Column, Format, TableInfo, row_cells, shown
 from pywebbench.report.common import cell_title, cells, method_note, run_workloads
 from pywebbench.report.html_charts import Chart, Figures, cell_charts, stack_colors, sweep_charts
+from pywebbench.report.deploy import app_notes, deploy_commands
 from pywebbench.results.model import ResultSet
 
 PLOTLY_FILE = f"plotly-{get_plotlyjs_version()}.min.js"
@@ -94,6 +95,8 @@ def render_html(results: ResultSet, plotly_src: str | None = None) -> str:
         sections=sections,
         sweeps=sweep_charts(summary.rows, colors, figures),
         notes=_notes([row for rows in grouped for row in rows]),
+        deploy=deploy_commands(results),
+        app_notes=app_notes(results),
         plotly_src=plotly_src,
         plotly_js=None if plotly_src else Markup(get_plotlyjs()),
     )

@@ -10,6 +10,7 @@ from pywebbench.measure.checks import advice, check_name
 from pywebbench.plan.knobs import knob_labels
 from pywebbench.report.columns import Align, Format, TableInfo, row_cells, shown
 from pywebbench.report.common import cell_title, cells, inert, method_note, run_workloads
+from pywebbench.report.deploy import app_notes, deploy_commands
 from pywebbench.results.model import ResultSet
 
 
@@ -51,6 +52,12 @@ def render_markdown(results: ResultSet) -> str:
     grouped = cells(summary.rows, run_workloads(results))
     for rows in grouped:
         lines += [f"### {escape(cell_title(rows[0].spec))}", "", *_table(rows), ""]
+    deploy = deploy_commands(results)
+    if deploy:
+        lines += ["### Deploy commands", "", "As measured; the app listens on 0.0.0.0:8000.", ""]
+        lines += [f"- {code(label)}: {code(command)}" for label, command in deploy]
+        lines += [f"- {escape(note)}" for note in app_notes(results)]
+        lines.append("")
     lines += ["### Notes", ""]
     aggregation = " / ".join(sorted({r.aggregation for r in summary.rows})) or "median"
     lines.append(f"- Req/s is the {aggregation} of each stack's repeats; brackets hold its bootstrap 95% interval "

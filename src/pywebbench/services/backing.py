@@ -59,10 +59,13 @@ class BackingConfig:
     """Live servers at once (interleaved, duet): each gets its own pgbouncer database entry."""
     loaded_at_once: int = 1
     """Servers under load at the same time (2 in a duet)."""
+    database_url: str = ""
+    """A person's own app (the `app` command) gets DATABASE_URL: "postgres" straight to the
+    private PostgreSQL, "pgbouncer" through pgbouncer; "" gives none."""
 
 
 def backing_config(plan: Plan, options: RunOptions, points: Iterable[Iterable[tuple[str, Any]]],
-                   lanes: int = 0) -> BackingConfig:
+                   lanes: int = 0, database_url: str = "") -> BackingConfig:
     """The services a plan needs, set from its options; `points` are the sweep's (a raised
     max_db_sessions among them lifts PostgreSQL's own limit); `lanes`, the live servers a
     job may hold at once beyond the plan's stacks (--tune's candidates)."""
@@ -73,6 +76,7 @@ def backing_config(plan: Plan, options: RunOptions, points: Iterable[Iterable[tu
         postgres_sessions=max(caps) if caps else None,
         lanes=max(1, len({s.label for s in plan.sessions}), lanes) if options.method != "restart" else 1,
         loaded_at_once=2 if options.method == "duet" else 1,
+        database_url=database_url,
     )
 
 
@@ -248,7 +252,18 @@ class Backing:
             env["PWB_SQLITE_PATH"] = str(self.sqlite_file)
         if self.template_file is not None:
             env["PWB_TEMPLATE_RENDERED"] = str(self.template_file)  # the Go reference serves these bytes
+        url = self.database_url(lane)
+        if url is not None:
+            env["DATABASE_URL"] = url
         return env
+
+    def database_url(self, lane: int | None = None) -> str | None:
+        """DATABASE_URL for a person's own app (BackingConfig.database_url), or None."""
+        if self.config.database_url == "pgbouncer" and self.pgbouncer is not None:
+            return self.pgbouncer.dsn(lane)
+        if self.config.database_url == "postgres" and self.postgres is not None:
+            return self.postgres.info.dsn
+        return None
 
     def db_sessions(self, lane: int | None = None) -> int | None:
         return None if self.pgbouncer is None else self.pgbouncer.server_sessions(lane)
