@@ -425,10 +425,22 @@ def cmd_app(args: argparse.Namespace, catalog: Catalog) -> int:
             return {"DATABASE_URL": url} if url is not None else {}
         return AppEnvProvider(EnvironmentBuilder(), app_dir, env, args.setup, run_dir / "logs", services_env)
 
-    job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra)
+    job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
+              command=redact_env_values(tuple(sys.argv)))
     outcome = _execute(job, catalog, None, baseline=variants[0].stack.id, env_hook=hook)
     print(render_deploy(deploy, notes))
     return _app_exit(outcome)
+
+
+def redact_env_values(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """The command line with each --env VALUE hidden (KEY=***): an app's environment may hold secrets."""
+    out = list(argv)
+    for i, word in enumerate(out):
+        if word.startswith("--env="):
+            out[i] = "--env=" + word.removeprefix("--env=").split("=", 1)[0] + "=***"
+        elif word == "--env" and i + 1 < len(out):
+            out[i + 1] = out[i + 1].split("=", 1)[0] + "=***"
+    return tuple(out)
 
 
 def _app_exit(outcome: Outcome) -> int:

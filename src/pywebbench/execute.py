@@ -62,6 +62,8 @@ class Job:
     variants: tuple[Variant, ...] | None = None
     preset: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    command: tuple[str, ...] | None = None
+    """The command line to record, when sys.argv holds what must not be (the app's --env values)."""
 
     @property
     def points(self) -> tuple[Point, ...]:
@@ -215,7 +217,7 @@ def _header(job: Job, plan: Plan, generator: LoadGenerator, baseline: str) -> Ru
                               "preset": job.preset, "baseline": baseline, **job.extra}
     return RunHeader(
         run_id=uuid.uuid4().hex[:12], created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        pywebbench_version=__version__, command=tuple(sys.argv), options=stored, machine=machine_info(),
+        pywebbench_version=__version__, command=job.command or tuple(sys.argv), options=stored, machine=machine_info(),
         tools={"generator": generator.version(), "python": sys.version.split()[0]},
         planned_trials=len(plan.trials),
     )

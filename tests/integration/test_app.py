@@ -101,7 +101,7 @@ def test_a_flask_app_with_sqlalchemy_across_three_servers(flask_app: Path, tmp_p
     out = tmp_path / "run"
     done = pywebbench(
         "app", "--app", "shop.web:create_app", "--factory", "--app-dir", str(flask_app),
-        "--requirements", str(flask_app / "requirements.txt"), "--env", f"SHOP_DB={tmp_path / 'shop.db'}",
+        "--requirements", str(flask_app / "requirements.txt"), "--env", f"SHOP_DB={tmp_path / 'shop.db'}", "--env", "SHOP_SECRET=hunter2-not-recorded",
         "--setup", "python seed.py",
         "--request", "GET /items?limit=20 weight=3",
         "--request", f"POST /echo @{flask_app / 'item.json'} Content-Type:application/json",
@@ -110,8 +110,9 @@ def test_a_flask_app_with_sqlalchemy_across_three_servers(flask_app: Path, tmp_p
         *SHORT, "--out", str(out))
     _measured(out, {"gunicorn-gthread", "waitress", "granian-wsgi"}, done)
     app = load_results(out).header.options["app"]
-    assert app["interface"] == "WSGI" and app["env_keys"] == ["SHOP_DB"]
-    assert str(tmp_path) not in (out / "results.jsonl").read_text()  # --env values are not recorded
+    assert app["interface"] == "WSGI" and app["env_keys"] == ["SHOP_DB", "SHOP_SECRET"]
+    assert "hunter2" not in (out / "results.jsonl").read_text()  # --env values are not recorded
+    assert "SHOP_SECRET=***" in load_results(out).header.command
     assert "gunicorn --bind 0.0.0.0:8000" in done.stdout and "'shop.web:create_app()'" in done.stdout
 
 
