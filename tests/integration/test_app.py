@@ -101,7 +101,8 @@ def test_a_flask_app_with_sqlalchemy_across_three_servers(flask_app: Path, tmp_p
     out = tmp_path / "run"
     done = pywebbench(
         "app", "--app", "shop.web:create_app", "--factory", "--app-dir", str(flask_app),
-        "--requirements", str(flask_app / "requirements.txt"), "--env", f"SHOP_DB={tmp_path / 'shop.db'}", "--env", "SHOP_SECRET=hunter2-not-recorded",
+        "--requirements", str(flask_app / "requirements.txt"), "--env", f"SHOP_DB={tmp_path / 'shop.db'}",
+        "--env", "SHOP_SECRET=hunter2-not-recorded",
         "--setup", "python seed.py",
         "--request", "GET /items?limit=20 weight=3",
         "--request", f"POST /echo @{flask_app / 'item.json'} Content-Type:application/json",
@@ -191,6 +192,7 @@ def django_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     .replace("path('admin/', admin.site.urls),", "path('admin/', admin.site.urls),\n"
                              "    path('books/', books),"))
     subprocess.run([str(env.python), "manage.py", "makemigrations", "catalog"], cwd=root, **run)  # type: ignore[call-overload]
+    (root / "db.sqlite3").unlink(missing_ok=True)  # makemigrations' consistency check made it
     (root / "requirements.txt").write_text("\n".join(DJANGO_REQS) + "\n")
     return root
 
@@ -207,7 +209,8 @@ def test_a_django_project_reading_the_private_postgresql(django_project: Path, t
         *SHORT, "--out", str(out), timeout=900)
     _measured(out, {"gunicorn-sync", "gunicorn-gthread", "uwsgi"}, done)
     results = load_results(out)
-    assert {s.name for s in results.services} >= {"postgres", "pgbouncer"}
+    assert {s.name for s in results.services} >= {"postgresql", "pgbouncer"}
+    assert not (django_project / "db.sqlite3").exists()  # every read went to the private PostgreSQL
     assert "gunicorn --bind 0.0.0.0:8000 --workers" in done.stdout and "mysite.wsgi:application" in done.stdout
 
 
