@@ -228,6 +228,11 @@ def plain_app(tmp_path: Path) -> Path:
 
         def neither(request):
             return None
+
+        def odd(environ, start_response):  # one server's answer differs from the others'
+            gunicorn = "gunicorn" in environ.get("SERVER_SOFTWARE", "").lower()
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"hello from gunicorn" if gunicorn else b"hello"]
     '''))
     (tmp_path / "broken.py").write_text("import no_such_package_here\napp = None\n")
     return tmp_path
@@ -242,6 +247,15 @@ def test_a_5xx_on_one_server_is_reported_and_not_loaded(plain_app: Path, tmp_pat
     trials = load_results(out).trials
     assert all(t.load is None for t in trials if t.spec.stack_id == "app:waitress")
     assert all(t.status is TrialStatus.OK for t in trials if t.spec.stack_id == "app:gunicorn-sync")
+
+
+def test_a_server_whose_answer_differs_from_the_others_is_reported(plain_app: Path, tmp_path: Path) -> None:
+    done = pywebbench("app", "--app", "plain:odd", "--app-dir", str(plain_app), "--server", "gunicorn-sync",
+                      "--server", "waitress", "--server", "granian", *SHORT, "--out", str(tmp_path / "run"))
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert ("app:gunicorn-sync answers app GET / differently from app:granian-wsgi, app:waitress: "
+            "b'hello from gunicorn' (19 bytes) instead of b'hello' (5 bytes)") in done.stderr
+    assert done.stderr.count("answers app GET / differently") == 1
 
 
 def test_bad_inputs_are_one_line_and_exit_2(plain_app: Path, tmp_path: Path) -> None:

@@ -266,3 +266,11 @@ def test_an_app_that_does_not_import_or_is_neither_is_one_line(app_dir: Path, ta
     with pytest.raises(UserError, match=says) as caught:
         detect_interface(_env(), target, False, app_dir, {"PYTHONPATH": str(app_dir), "WHO": "tester"})
     assert "\n" not in str(caught.value)
+
+
+def test_a_server_whose_body_differs_from_the_majority_is_named() -> None:
+    from pywebbench.measure.verify import odd_answers
+    same = {"a": {"app GET /": b"x"}, "b": {"app GET /": b"x"}}
+    assert odd_answers(same) == []
+    lines = odd_answers({**same, "c": {"app GET /": b"yy"}})
+    assert lines == ["c answers app GET / differently from a, b: b'yy' (2 bytes) instead of b'x' (1 bytes)"]

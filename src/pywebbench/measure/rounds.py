@@ -24,6 +24,7 @@ from pywebbench.measure.accounting import WindowUsage
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
 from pywebbench.measure.runner import Runner
+from pywebbench.measure.verify import odd_answers
 from pywebbench.measure.window import LaunchFailed, Live, died_during, load_failed, now
 from pywebbench.services.backing import PeakSampler
 from pywebbench.measure.checks import instrument_check, trial_checks
@@ -87,6 +88,7 @@ class Rounds:
         self.rng = random.Random(seed)
         self.on_note = on_note
         self.launches = 0
+        self._odd_seen: set[str] = set()
         self._round_seconds: list[float] = []
         self._launch_seconds: list[float] = []
 
@@ -166,6 +168,10 @@ class Rounds:
             except LaunchFailed as failed:
                 failures[session.label] = failed
                 self.on_note(f"{session.label} did not start: {failed.error.splitlines()[0]}")
+        for line in odd_answers({label: live.answers for label, live in lives.items()}):
+            if line not in self._odd_seen:  # said once, not at every launch
+                self._odd_seen.add(line)
+                self.on_note(line)
         for session in order:
             live = lives.get(session.label)
             if live is None:

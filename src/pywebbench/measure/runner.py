@@ -263,7 +263,8 @@ class Runner(WindowMeasurer):
         base_expected = self.expected
         expected = {t.workload: replace(base_expected, cpu_size=t.cpu_size or base_expected.cpu_size)
                     for t in session.trials}
-        problems = {w.name: verify_endpoint(HOST, port, w, expected[w.name]) for w in session.workloads}
+        answers: dict[str, bytes] = {}
+        problems = {w.name: verify_endpoint(HOST, port, w, expected[w.name], answers) for w in session.workloads}
         keepalive, probe_problem = keeps_alive(HOST, port, session.workloads[0].path)
         claims_async = session.stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
         overlap: dict[str, str | None] = {}
@@ -279,4 +280,4 @@ class Runner(WindowMeasurer):
             overlap[workload.name] = found
         self.ledger.add("checks", time.monotonic() - started)
         return Live(session, info, server, port, keepalive, problems, overlap, role, proxy_role, launch,
-                    launch_checks=instrument_check("keep-alive probe", probe_problem))
+                    launch_checks=instrument_check("keep-alive probe", probe_problem), answers=answers)

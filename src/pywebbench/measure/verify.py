@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import http.client
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pywebbench.catalog.workloads import Expected, HttpRequest, Workload
@@ -68,17 +68,22 @@ def check_answer(workload: Workload, answer: Answer, expected: Expected) -> str 
     return f"{workload.path}: {problem}" if problem else None
 
 
-def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected = Expected()) -> str | None:
+def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected = Expected(),
+                    answers: dict[str, bytes] | None = None) -> str | None:
+    """None when every answer is right, else the first wrong one; a traffic mix's right bodies
+    go into `answers` (by request), to be compared across servers (`odd_answers`)."""
     if workload.requests:
-        return next(filter(None, (_verify_request(host, port, workload, r, expected) for r in workload.requests)),
-                    None)
+        found = answers if answers is not None else {}
+        return next(filter(None, (_verify_request(host, port, workload, r, expected, found)
+                                  for r in workload.requests)), None)
     try:
         return check_answer(workload, fetch(host, port, workload.path), expected)
     except (OSError, http.client.HTTPException) as exc:
         return f"{workload.path}: {type(exc).__name__}: {exc}"
 
 
-def _verify_request(host: str, port: int, workload: Workload, request: HttpRequest, expected: Expected) -> str | None:
+def _verify_request(host: str, port: int, workload: Workload, request: HttpRequest, expected: Expected,
+                    answers: dict[str, bytes]) -> str | None:
     """One request of a person's traffic mix: its status, then the workload's body check."""
     try:
         answer = fetch(host, port, request.path, method=request.method, body=request.body, headers=request.headers)
@@ -87,7 +92,31 @@ def _verify_request(host: str, port: int, workload: Workload, request: HttpReque
     if answer.status != workload.expect_status:
         return f"{request.label}: status {answer.status}, expected {workload.expect_status} ({answer.body[:100]!r})"
     problem = workload.check(answer.body, expected)
-    return f"{request.label}: {problem}" if problem else None
+    if problem:
+        return f"{request.label}: {problem}"
+    answers[f"{workload.name} {request.label}"] = answer.body
+    return None
+
+
+def odd_answers(answers: Mapping[str, Mapping[str, bytes]]) -> list[str]:
+    """One line per server whose body for a request differs from the others' (the most common
+    body is the reference; with no majority, each differing server is named)."""
+    lines = []
+    keys = sorted({key for bodies in answers.values() for key in bodies})
+    for key in keys:
+        groups: dict[bytes, list[str]] = {}
+        for label, bodies in sorted(answers.items()):
+            if key in bodies:
+                groups.setdefault(bodies[key], []).append(label)
+        if len(groups) < 2:
+            continue
+        ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))
+        reference, usual = ranked[0]
+        for body, labels in ranked[1:]:
+            for label in labels:
+                lines.append(f"{label} answers {key} differently from {', '.join(usual)}: {body[:60]!r} "
+                             f"({len(body)} bytes) instead of {reference[:60]!r} ({len(reference)} bytes)")
+    return lines
 
 
 def keeps_alive(host: str, port: int, path: str) -> tuple[bool | None, str | None]:

@@ -83,6 +83,8 @@ class Live:
     """Its own pgbouncer database entry when several servers are live at once."""
     launch_checks: tuple[str, ...] = ()
     """Checks found at launch that hold for every window of it (a failed keep-alive probe)."""
+    answers: Mapping[str, bytes] = field(default_factory=dict)
+    """A traffic mix's right bodies by request, compared across the live servers (odd_answers)."""
 
 
 def load_failed(live: Live, exc: LoadGenError) -> tuple[TrialStatus, str]:
