@@ -46,7 +46,6 @@ from pywebbench.measure.machine import usable_cpus
 from pywebbench.plan.app import AppTarget, app_framework, app_workload, deploy_command, parse_env, parse_target, select_servers
 from pywebbench.plan.sessions import Plan, Variant, choose_stacks, make_plan
 from pywebbench.plan.traffic import parse_requests, parse_requests_file
-from pywebbench.report.deploy import render_deploy
 from pywebbench.results.model import TrialStatus
 from pywebbench.services.backing import Backing
 from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
@@ -427,8 +426,7 @@ def cmd_app(args: argparse.Namespace, catalog: Catalog) -> int:
 
     job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
               command=redact_env_values(tuple(sys.argv)))
-    outcome = _execute(job, catalog, None, baseline=variants[0].stack.id, env_hook=hook)
-    print(render_deploy(deploy, notes))
+    outcome = _execute(job, catalog, None, baseline=variants[0].stack.id, env_hook=hook)  # table + deploy commands
     return _app_exit(outcome)
 
 

@@ -12,6 +12,7 @@ from pywebbench.analyze.rows import Summary, run_aggregation, summarize
 from pywebbench.measure.checks import advice, check_name
 from pywebbench.report.columns import Format, TableInfo, row_cells, shown
 from pywebbench.report.common import cell_title, cells, inert, method_note, plain_console, run_workloads
+from pywebbench.report.deploy import app_notes, deploy_commands, render_deploy
 from pywebbench.results.model import ResultSet
 
 
@@ -32,6 +33,9 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         console.print(_cell_table(TableInfo(rows, client_keepalive)))
     for line in _notes(results, summary):
         console.print(line)
+    deploy = deploy_commands(results)
+    if deploy:  # the `app` command's answer
+        console.print(render_deploy(dict(deploy), app_notes(results)))
     return inert(buffer.getvalue())
 
 
