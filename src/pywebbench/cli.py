@@ -387,8 +387,8 @@ def cmd_app(args: argparse.Namespace, catalog: Catalog) -> int:
         probe = builder.ensure(EnvSpec(app.requirements, (), sys.executable), retry_failed=True)
     except EnvBuildError as exc:
         raise UserError(f"the app's requirements failed to install: {exc}") from None
-    detected = detect_interface(probe, target, app.factory, app_dir, app.process_env)
-    interface = Interface(args.interface.upper()) if args.interface else detected
+    forced = Interface(args.interface.upper()) if args.interface else None
+    interface = detect_interface(probe, target, app.factory, app_dir, app.process_env, forced)
     servers, left_out = select_servers(catalog.servers, args.servers, interface,
                                        allow_monkeypatch=args.allow_monkeypatch, factory=app.factory)
     framework = app_framework(app, interface)
@@ -410,7 +410,7 @@ def cmd_app(args: argparse.Namespace, catalog: Catalog) -> int:
         err.print(f"skipped {key}: {why}")
     for note in notes:
         err.print(f"note: {note}")
-    extra = {"app": {"target": target, "interface": interface.value, "detected": detected.value,
+    extra = {"app": {"target": target, "interface": interface.value, "forced": forced is not None,
                      "factory": app.factory, "requirements": list(app.requirements),
                      "env_keys": sorted(k for k, _ in app.env), "setup": args.setup,
                      "requests": [f"{r.label} weight={r.weight}" for r in requests], "notes": notes},

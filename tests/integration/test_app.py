@@ -44,6 +44,8 @@ def _measured(out: Path, servers: set[str], done: subprocess.CompletedProcess[st
     assert "Deploy commands" in done.stdout
     markdown = pywebbench("report", str(out), "--format", "markdown")
     assert "### Deploy commands" in markdown.stdout
+    html = pywebbench("report", str(out), "--format", "html")
+    assert '<section id="deploy"' in html.stdout
     for command in deploy.values():
         assert command in done.stdout
 

@@ -274,3 +274,10 @@ def test_a_server_whose_body_differs_from_the_majority_is_named() -> None:
     assert odd_answers(same) == []
     lines = odd_answers({**same, "c": {"app GET /": b"yy"}})
     assert lines == ["c answers app GET / differently from a, b: b'yy' (2 bytes) instead of b'x' (1 bytes)"]
+
+
+def test_a_forced_interface_still_needs_the_app_to_import(app_dir: Path) -> None:
+    env = {"PYTHONPATH": str(app_dir), "WHO": "x"}
+    assert detect_interface(_env(), "myapp:one_argument", False, app_dir, env, forced=A) is A
+    with pytest.raises(UserError, match="does not import"):
+        detect_interface(_env(), "broken:app", False, app_dir, env, forced=W)

@@ -114,9 +114,9 @@ def app_process_env(env_dir: Path, app_env: Mapping[str, str]) -> dict[str, str]
 
 
 def detect_interface(env: BuiltEnv, target: str, factory: bool, app_dir: Path,
-                     app_env: Mapping[str, str]) -> Interface:
+                     app_env: Mapping[str, str], forced: Interface | None = None) -> Interface:
     """WSGI or ASGI, by importing the app in `env`; an app that does not import, or that is
-    neither, is a one-line UserError (the traceback's last line)."""
+    neither (unless `forced`, --interface), is a one-line UserError (the traceback's last line)."""
     with tempfile.TemporaryDirectory(prefix="pywebbench-detect-") as tmp:
         out = Path(tmp) / "result.json"
         script = Path(tmp) / "detect.py"
@@ -134,6 +134,8 @@ def detect_interface(env: BuiltEnv, target: str, factory: bool, app_dir: Path,
         result = json.loads(out.read_text())
     if "error" in result:
         raise UserError(f"--app {target} does not import: {result['error']}")
+    if forced is not None:
+        return forced
     if result["interface"] is None:
         raise UserError(f"--app {target} ({result['type']}) is neither a WSGI callable (environ, start_response) "
                         "nor an ASGI 3 app (async (scope, receive, send)); use --interface to force one")
