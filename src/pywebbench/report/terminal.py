@@ -35,7 +35,7 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         console.print(line)
     deploy = deploy_commands(results)
     if deploy:  # the `app` command's answer
-        console.print(render_deploy(dict(deploy), app_notes(results)))
+        console.print(render_deploy(dict(deploy), app_notes(results)), soft_wrap=True)  # commands stay whole
     return inert(buffer.getvalue())
 
 
