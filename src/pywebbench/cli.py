@@ -16,38 +16,24 @@ from collections.abc import Callable
 from typing import TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
-from rich.progress import Progress as Progress_
+from rich.progress import BarColumn, MofNCompleteColumn, Progress as Progress_, TaskID, TextColumn, TimeRemainingColumn
 
-from pywebbench.analyze.calibrate import (
-    calibrate_report,
-    calibration_variants,
-    EXTRA_WORK_ENV,
-    loops_per_us,
-    size_extra_work,
-    sizing_variants,
-)
-from pywebbench.catalog.model import ConcurrencyType, Interface, Stack
+from pywebbench.analyze.calibrate import (calibrate_report, calibration_variants, EXTRA_WORK_ENV, loops_per_us,
+                                          size_extra_work, sizing_variants)
+from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.compare import compare_results
 from pywebbench.stage.doctor import check
 from pywebbench.stage.hostcheck import check_inventory, require_ready
 from pywebbench.plan.hosts import load_inventory
-from pywebbench.stage.appenv import AppEnvProvider, app_requirements, detect_interface
-from pywebbench.stage.envs import EnvBuildError, EnvironmentBuilder, EnvProvider, EnvSpec
+from pywebbench.stage.envs import EnvironmentBuilder
 from pywebbench.stage.listing import listing
 from pywebbench.arguments import build_parser
 from pywebbench.errors import UserError
-from pywebbench.execute import (ABORTED, EnvHook, Job, Outcome, execute, job_from_results, ledger_lines,
-                                load_for_resume)
+from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
 from pywebbench.plan.options import DEFAULT_SUITE, RunOptions, from_sources
-from pywebbench.measure.machine import usable_cpus
-from pywebbench.plan.app import AppTarget, app_framework, app_workload, deploy_command, parse_env, parse_target, select_servers
-from pywebbench.plan.sessions import Plan, Variant, choose_stacks, make_plan
-from pywebbench.plan.traffic import parse_requests, parse_requests_file
-from pywebbench.results.model import TrialStatus
-from pywebbench.services.backing import Backing
+from pywebbench.plan.sessions import Plan, choose_stacks
 from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.calibration import render_calibration
 from pywebbench.report.comparison import render_comparison, render_comparison_markdown
@@ -61,6 +47,7 @@ from pywebbench.measure.window import phases_of
 from pywebbench.analyze.tuning import Tuning
 from pywebbench.plan.slo import parse_slo
 from pywebbench.report.tuning import render_tuning, render_tuning_markdown
+from pywebbench.ownapp import run_app
 from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stacks, check_tune, tune
 from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.sweep import parse_knobs
@@ -180,8 +167,7 @@ def _run_dir(options: RunOptions, resume: Path | None) -> Path:
 
 
 def _execute(job: Job, catalog: Catalog, resume: Path | None, *, table: TextIO | None = sys.stdout,
-             baseline: str = BASELINE_STACK, drive: Callable[[Runner, Plan, Budget], int] | None = None,
-             env_hook: EnvHook | None = None) -> Outcome:
+             baseline: str = BASELINE_STACK, drive: Callable[[Runner, Plan, Budget], int] | None = None) -> Outcome:
     resumed = load_for_resume(resume.resolve()) if resume is not None else None
     if resumed is not None:
         job = job_from_results(resumed)
@@ -191,8 +177,7 @@ def _execute(job: Job, catalog: Catalog, resume: Path | None, *, table: TextIO |
         outcome = execute(job, catalog, run_dir=run_dir, resume=resumed,
                           on_plan=lambda plan, seconds: _print_plan(plan, job.options, seconds)
                           if drive is None else _print_tune_plan(plan),
-                          on_progress=view, on_note=lambda text: err.print(text), baseline=baseline, drive=drive,
-                          env_hook=env_hook)
+                          on_progress=view, on_note=lambda text: err.print(text), baseline=baseline, drive=drive)
     if table is not None:
         print(render_terminal_for(run_dir), file=table)
     for line in ledger_lines(outcome):
@@ -365,94 +350,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if regressions else 0
 
 
-def cmd_app(args: argparse.Namespace, catalog: Catalog) -> int:
-    """Your own app across servers: a thin layer over plan/app.py, stage/appenv.py and execute."""
-    if args.tune:
-        raise UserError("--tune is not built yet: run without it (every server at its default workers and threads)")
-    if args.pgbouncer and not args.with_postgres:
-        raise UserError("--pgbouncer goes with --with-postgres")
-    target = parse_target(args.app)
-    app_dir = args.app_dir.resolve()
-    if not app_dir.is_dir():
-        raise UserError(f"--app-dir {args.app_dir} is not a directory")
-    if args.requests_file is not None and args.requests:
-        raise UserError("give --request or --requests-file, not both")
-    requests = parse_requests_file(args.requests_file) if args.requests_file is not None \
-        else parse_requests(args.requests or ["GET /"])
-    app = AppTarget(target, app_dir, args.factory, app_requirements(args.requirements, app_dir),
-                    parse_env(args.env, args.env_file))
-    builder = EnvironmentBuilder()
-    err.print(f"{target}: building its environment ({len(app.requirements)} requirement(s)) and importing it")
-    try:
-        probe = builder.ensure(EnvSpec(app.requirements, (), sys.executable), retry_failed=True)
-    except EnvBuildError as exc:
-        raise UserError(f"the app's requirements failed to install: {exc}") from None
-    forced = Interface(args.interface.upper()) if args.interface else None
-    interface = detect_interface(probe, target, app.factory, app_dir, app.process_env, forced)
-    servers, left_out = select_servers(catalog.servers, args.servers, interface,
-                                       allow_monkeypatch=args.allow_monkeypatch, factory=app.factory)
-    framework = app_framework(app, interface)
-    variants = tuple(Variant(Stack(framework, server)) for server in servers)
-    workload = app_workload(requests, args.expect, args.expect_body, args.with_postgres)
-    catalog = replace(catalog, workloads=(workload,))
-    flags = {name: getattr(args, name) for name in ("connections", "duration", "warmup", "settle", "workers",
-                                                     "threads", "repeats", "rounds_per_launch", "precision",
-                                                     "budget", "stack_cpus", "loadgen_cpus", "timeout", "seed",
-                                                     "out_dir")}
-    flags.update(stacks=tuple(v.stack.id for v in variants), workloads=(workload.name,),
-                 db_rows=1000)  # the harness's own table is not the app's: keep its load short
-    options = from_sources(config_file=None, environ=os.environ, flags=flags)
-    plan = make_plan(catalog, options, usable_cpus(), variants=variants)
-    deploy = {s.label: deploy_command(s.stack, s.workers, s.threads) for s in plan.sessions}
-    greenlet = [s.key for s in servers if s.concurrency is ConcurrencyType.GREENLET]
-    notes = [f"{key} monkey-patches the app's blocking calls (--allow-monkeypatch)" for key in greenlet]
-    for key, why in left_out:
-        err.print(f"skipped {key}: {why}")
-    for note in notes:
-        err.print(f"note: {note}")
-    extra = {"app": {"target": target, "interface": interface.value, "forced": forced is not None,
-                     "factory": app.factory, "requirements": list(app.requirements),
-                     "env_keys": sorted(k for k, _ in app.env), "setup": args.setup,
-                     "requests": [f"{r.label} weight={r.weight}" for r in requests], "notes": notes},
-             "deploy": deploy, "database_url": ("pgbouncer" if args.pgbouncer else "postgres") if args.with_postgres else ""}
-    run_dir = _run_dir(options, None)
-    env = app.process_env
-
-    def hook(backing: Backing) -> EnvProvider:
-        def services_env() -> dict[str, str]:
-            url = backing.database_url()
-            return {"DATABASE_URL": url} if url is not None else {}
-        return AppEnvProvider(EnvironmentBuilder(), app_dir, env, args.setup, run_dir / "logs", services_env)
-
-    job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
-              command=redact_env_values(tuple(sys.argv)))
-    outcome = _execute(job, catalog, None, baseline=variants[0].stack.id, env_hook=hook)  # table + deploy commands
-    return _app_exit(outcome)
-
-
-def redact_env_values(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """The command line with each --env VALUE hidden (KEY=***): an app's environment may hold secrets."""
-    out = list(argv)
-    for i, word in enumerate(out):
-        if word.startswith("--env="):
-            out[i] = "--env=" + word.removeprefix("--env=").split("=", 1)[0] + "=***"
-        elif word == "--env" and i + 1 < len(out):
-            out[i + 1] = out[i + 1].split("=", 1)[0] + "=***"
-    return tuple(out)
-
-
-def _app_exit(outcome: Outcome) -> int:
-    """As `run`, but an app that answered wrongly on every server is bad input (exit 2)."""
-    trials = latest_trials(load_results(outcome.run_dir).trials)
-    wrong = [t for t in trials if t.status in (TrialStatus.INVALID_RESPONSE, TrialStatus.SERVER_FAILED)]
-    for label in sorted({t.spec.label for t in wrong}):
-        first = next(t for t in wrong if t.spec.label == label)
-        err.print(f"{label} was not loaded: {(first.error or first.status.value).splitlines()[0]}", markup=False)
-    if outcome.status == "complete" and trials and len(wrong) == len(trials):
-        raise UserError(f"the app failed on every server: {(wrong[0].error or '').splitlines()[0]}")
-    return exit_code(outcome)
-
-
 def cmd_list_presets() -> int:
     print(render_presets(PRESETS.values()), end="")
     return 0
@@ -512,8 +409,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_sweep(args, catalog)
         if args.command == "calibrate":
             return cmd_calibrate(args, catalog)
-        if args.command == "app":
-            return cmd_app(args, catalog)
+        if args.command == "app":  # your own app: ownapp.py, run as `run` runs
+            return run_app(args, catalog, lambda job, c, base: _execute(job, c, None, baseline=base), exit_code, err.out)
         return cmd_run(args, catalog)
     except ResultsWriteError as exc:  # mid-run: what was recorded stands, the run did not finish
         print(f"pywebbench: error: {exc}", file=sys.stderr)

@@ -52,6 +52,10 @@ ABORTED = "aborted"
 """Server start, readiness and answer checks per session, as seen on this machine."""
 
 
+EnvHook = Callable[[Backing], EnvProvider]
+"""Wraps the environment builder once the services run (the `app` command's --setup needs them)."""
+
+
 @dataclass(frozen=True)
 class Job:
     kind: str
@@ -64,6 +68,8 @@ class Job:
     extra: dict[str, Any] = field(default_factory=dict)
     command: tuple[str, ...] | None = None
     """The command line to record, when sys.argv holds what must not be (the app's --env values)."""
+    env_hook: EnvHook | None = None
+    """Wraps the environment builder once the services are up (the `app` command's --setup)."""
 
     @property
     def points(self) -> tuple[Point, ...]:
@@ -241,13 +247,9 @@ def _stop_signals() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous_int)
 
 
-EnvHook = Callable[[Backing], EnvProvider]
-"""Wraps the environment builder once the services run (the `app` command's --setup needs them)."""
-
-
 def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer: ResultsWriter,
             generator: LoadGenerator, run_dir: Path, on_progress: Callable[[Progress], None],
-            on_note: Callable[[str], None], env_hook: EnvHook | None = None) -> Runner:
+            on_note: Callable[[str], None]) -> Runner:
     """Backing services started and watched, the accountant ready, and the runner over them."""
     options = job.options
     accountant = choose_accountant(services, header.run_id, on_note)
@@ -264,7 +266,7 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
     backing.watch(watchdog)
     runner = Runner(
         run_dir=run_dir, writer=writer, generator=generator,
-        builder=env_hook(backing) if env_hook is not None else EnvironmentBuilder(),
+        builder=job.env_hook(backing) if job.env_hook is not None else EnvironmentBuilder(),
         python=sys.executable, backing=backing, topology=options.topology,
         ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
         keepalive=options.keepalive, on_progress=on_progress, accountant=accountant,
@@ -309,7 +311,6 @@ def execute(
     on_note: Callable[[str], None] = lambda text: None,
     baseline: str = BASELINE_STACK,
     drive: Callable[[Runner, Plan, Budget], int] | None = None,
-    env_hook: EnvHook | None = None,
 ) -> Outcome:
     """`drive`, when given, measures instead of the method's rounds (--tune), once the services
     are up; it returns the rounds it ran."""
@@ -337,8 +338,7 @@ def execute(
     rounds = begun.first_rounds
     try:
         with _stop_signals(), ExitStack() as services:
-            runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note,
-                             env_hook)
+            runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note)
             if drive is not None:
                 rounds = drive(runner, plan, budget)
             elif options.method != "restart":

@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("measure",),
     ("analyze",),
     ("report",),
-    ("execute", "tune", "arguments", "cli", "__main__", "__init__"),
+    ("execute", "tune", "ownapp", "arguments", "cli", "__main__", "__init__"),
 )
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
@@ -35,7 +35,7 @@ LONG_FUNCTIONS: dict[str, int] = {
     "tune.py:tune": 71,  # to split: --tune's driver
 }
 LONG_MODULES: dict[str, int] = {
-    "cli.py": 424,  # to split: the command line grew --tune and doctor --hosts
+    "cli.py": 420,  # to split: the command line grew --tune and doctor --hosts
     "analyze/tuning.py": 401,  # to split
     "report/pages/seeds/common.py": 450,  # to split: the seed pages' shared parts
 }

@@ -1,0 +1,155 @@
+"""`pywebbench app`: a person's own WSGI or ASGI app across servers, as a Job for `execute`.
+
+A thin layer: the target, its servers and its traffic come from plan/app.py, its environment,
+interface and --setup from stage/appenv.py; the run itself is the ordinary interleaved job
+(cli.py's `_execute`, handed in), so the results file and every report are those of `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pywebbench.analyze.rows import latest_trials
+from pywebbench.catalog.model import ConcurrencyType, Interface, ServerVariant, Stack
+from pywebbench.catalog.registry import Catalog
+from pywebbench.errors import UserError
+from pywebbench.execute import Job, Outcome
+from pywebbench.measure.machine import usable_cpus
+from pywebbench.plan.app import (
+    AppTarget, app_framework, app_workload, deploy_command, parse_env, parse_target, select_servers,
+)
+from pywebbench.plan.options import from_sources
+from pywebbench.plan.sessions import Variant, make_plan
+from pywebbench.plan.traffic import RequestSpec, parse_requests, parse_requests_file
+from pywebbench.results.model import TrialStatus
+from pywebbench.results.store import load_results
+from pywebbench.services.backing import Backing
+from pywebbench.stage.appenv import AppEnvProvider, app_requirements, detect_interface
+from pywebbench.stage.envs import EnvBuildError, EnvironmentBuilder, EnvProvider, EnvSpec
+
+RunJob = Callable[[Job, Catalog, str], Outcome]
+"""Runs a job against a catalog with a baseline, printing as `run` does (cli.py's _execute)."""
+_RUN_FLAGS = ("connections", "duration", "warmup", "settle", "workers", "threads", "repeats", "rounds_per_launch",
+              "precision", "budget", "stack_cpus", "loadgen_cpus", "timeout", "seed", "out_dir")
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    app: AppTarget
+    interface: Interface
+    forced: bool
+    servers: tuple[ServerVariant, ...]
+    requests: tuple[RequestSpec, ...]
+
+
+def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: Callable[[Outcome], int],
+            note: Callable[[str], None]) -> int:
+    """Check everything that can be checked before any load, then run the servers interleaved."""
+    prepared = _prepare(args, catalog, note)
+    variants = tuple(Variant(Stack(app_framework(prepared.app, prepared.interface), s)) for s in prepared.servers)
+    workload = app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres)
+    catalog = replace(catalog, workloads=(workload,))
+    flags: dict[str, Any] = {name: getattr(args, name) for name in _RUN_FLAGS}
+    flags.update(stacks=tuple(v.stack.id for v in variants), workloads=(workload.name,),
+                 db_rows=1000)  # the harness's own table is not the app's: keep its load short
+    options = from_sources(config_file=None, environ=os.environ, flags=flags)
+    plan = make_plan(catalog, options, usable_cpus(), variants=variants)
+    deploy = {s.label: deploy_command(s.stack, s.workers, s.threads) for s in plan.sessions}
+    notes = [f"{s.key} monkey-patches the app's blocking calls (--allow-monkeypatch)"
+             for s in prepared.servers if s.concurrency is ConcurrencyType.GREENLET]
+    for line in notes:
+        note(f"note: {line}")
+    extra = {"app": _described(args, prepared, notes), "deploy": deploy,
+             "database_url": ("pgbouncer" if args.pgbouncer else "postgres") if args.with_postgres else ""}
+    run_dir = (options.out_dir or Path("runs") / _stamp()).resolve()
+    job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
+              command=redact_env_values(tuple(sys.argv)), env_hook=_env_hook(args, prepared.app, run_dir))
+    outcome = run(job, catalog, variants[0].stack.id)  # its table ends with the deploy commands
+    _refuse_if_wrong_everywhere(outcome, note)
+    return exit_code(outcome)
+
+
+def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], None]) -> _Prepared:
+    """The bad inputs, each one line: flags, requests, requirements, import, interface, servers."""
+    if args.tune:
+        raise UserError("--tune is not built yet for `app`: run without it (each server at its default "
+                        "workers and threads)")
+    if args.pgbouncer and not args.with_postgres:
+        raise UserError("--pgbouncer goes with --with-postgres")
+    target = parse_target(args.app)
+    app_dir = args.app_dir.resolve()
+    if not app_dir.is_dir():
+        raise UserError(f"--app-dir {args.app_dir} is not a directory")
+    if args.requests_file is not None and args.requests:
+        raise UserError("give --request or --requests-file, not both")
+    requests = parse_requests_file(args.requests_file) if args.requests_file is not None \
+        else parse_requests(args.requests or ["GET /"])
+    app = AppTarget(target, app_dir, args.factory, app_requirements(args.requirements, app_dir),
+                    parse_env(args.env, args.env_file))
+    note(f"{target}: building its environment ({len(app.requirements)} requirement(s)) and importing it")
+    try:
+        probe = EnvironmentBuilder().ensure(EnvSpec(app.requirements, (), sys.executable), retry_failed=True)
+    except EnvBuildError as exc:
+        raise UserError(f"the app's requirements failed to install: {exc}") from None
+    forced = Interface(args.interface.upper()) if args.interface else None
+    interface = detect_interface(probe, target, app.factory, app_dir, app.process_env, forced)
+    servers, left_out = select_servers(catalog.servers, args.servers, interface,
+                                       allow_monkeypatch=args.allow_monkeypatch, factory=app.factory)
+    for key, why in left_out:
+        note(f"skipped {key}: {why}")
+    return _Prepared(app, interface, forced is not None, tuple(servers), requests)
+
+
+def _described(args: argparse.Namespace, prepared: _Prepared, notes: list[str]) -> dict[str, Any]:
+    """What the results header keeps of the app: never its --env values, which may be secrets."""
+    app = prepared.app
+    return {"target": app.target, "interface": prepared.interface.value, "forced": prepared.forced,
+            "factory": app.factory, "requirements": list(app.requirements), "env_keys": sorted(k for k, _ in app.env),
+            "setup": args.setup, "requests": [f"{r.label} weight={r.weight}" for r in prepared.requests],
+            "notes": notes}
+
+
+def _env_hook(args: argparse.Namespace, app: AppTarget, run_dir: Path) -> Callable[[Backing], EnvProvider]:
+    """The environment builder with --setup, which gets DATABASE_URL once the services are up."""
+    def hook(backing: Backing) -> EnvProvider:
+        def services_env() -> dict[str, str]:
+            url = backing.database_url()
+            return {"DATABASE_URL": url} if url is not None else {}
+        return AppEnvProvider(EnvironmentBuilder(), app.app_dir, app.process_env, args.setup, run_dir / "logs",
+                              services_env)
+    return hook
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+
+
+def redact_env_values(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """The command line with each --env VALUE hidden (KEY=***): an app's environment may hold secrets."""
+    out = list(argv)
+    for i, word in enumerate(out):
+        if word.startswith("--env="):
+            out[i] = "--env=" + word.removeprefix("--env=").split("=", 1)[0] + "=***"
+        elif word == "--env" and i + 1 < len(out):
+            out[i + 1] = out[i + 1].split("=", 1)[0] + "=***"
+    return tuple(out)
+
+
+def _refuse_if_wrong_everywhere(outcome: Outcome, note: Callable[[str], None]) -> None:
+    """Name each server that was not loaded; an app that answered wrongly on every server is bad
+    input (exit 2), as it would have been had it been checked before the run."""
+    trials = latest_trials(load_results(outcome.run_dir).trials)
+    wrong = [t for t in trials if t.status in (TrialStatus.INVALID_RESPONSE, TrialStatus.SERVER_FAILED)]
+    for label in sorted({t.spec.label for t in wrong}):
+        first = next(t for t in wrong if t.spec.label == label)
+        note(f"{label} was not loaded: {(first.error or first.status.value).splitlines()[0]}")
+    if outcome.status == "complete" and trials and len(wrong) == len(trials):
+        raise UserError(f"the app failed on every server: {(wrong[0].error or '').splitlines()[0]}")
+
