@@ -281,3 +281,16 @@ def test_a_forced_interface_still_needs_the_app_to_import(app_dir: Path) -> None
     assert detect_interface(_env(), "myapp:one_argument", False, app_dir, env, forced=A) is A
     with pytest.raises(UserError, match="does not import"):
         detect_interface(_env(), "broken:app", False, app_dir, env, forced=W)
+
+
+def test_tune_is_refused_in_one_line_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    from pywebbench.cli import main
+    assert main(["app", "--app", "mysite.wsgi:application", "--tune"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--tune is not built yet" in err
+
+
+def test_env_values_are_hidden_in_the_recorded_command() -> None:
+    from pywebbench.ownapp import redact_env_values
+    argv = ("pywebbench", "app", "--env", "SECRET=x=y", "--env=TOKEN=abc", "--app", "a:b")
+    assert redact_env_values(argv) == ("pywebbench", "app", "--env", "SECRET=***", "--env=TOKEN=***", "--app", "a:b")
