@@ -110,7 +110,7 @@ def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thre
         e = load.socket_errors
         found.append(f"{Check.ERRORS}: {load.errors} of {load.requests + e.total} (connect {e.connect}, "
                      f"read {e.read}, write {e.write}, timeout {e.timeout}, non-2xx {load.non_2xx})")
-    if load.rate is None and load.requests and load.latency.mean_ms > 0:
+    if load.rate is None and load.requests and load.latency.mean_ms > 0 and trial.spec.connections > 0:
         in_flight = load.rps * load.latency.mean_ms / 1000.0
         ratio = in_flight / trial.spec.connections
         high = thresholds.littles_law_high if load.generator != "wrk" else float("inf")
