@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from pywebbench.analyze.rows import latest_trials
+from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import ConcurrencyType, Interface, ServerVariant, Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.execute import Job, Outcome
 from pywebbench.measure.machine import usable_cpus
 from pywebbench.plan.app import (
-    AppTarget, app_framework, app_workload, deploy_command, parse_env, parse_target, select_servers,
+    AppTarget, app_framework, app_workload, parse_env, parse_target, select_servers,
 )
 from pywebbench.plan.options import from_sources
 from pywebbench.plan.sessions import Variant, make_plan

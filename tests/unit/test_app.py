@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import ConcurrencyType, Interface, Stack
 from pywebbench.catalog.servers import SERVERS
 from pywebbench.catalog.workloads import Expected, HttpRequest
@@ -17,7 +18,7 @@ from pywebbench.errors import UserError
 from pywebbench.loadgen.wrk import lua_string, mix_lua
 from pywebbench.measure.verify import check_answer, Answer
 from pywebbench.plan.app import (
-    AppTarget, app_framework, app_workload, candidate_servers, deploy_command, parse_env, parse_target, select_servers,
+    AppTarget, app_framework, app_workload, candidate_servers, parse_env, parse_target, select_servers,
 )
 from pywebbench.plan.traffic import parse_requests
 from pywebbench.results.model import EnvironmentRecord

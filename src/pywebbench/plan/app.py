@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.catalog.model import ConcurrencyType, Framework, Interface, LaunchSpec, ServerVariant, Stack
+from pywebbench.catalog.model import ConcurrencyType, Framework, Interface, ServerVariant, Stack
 from pywebbench.catalog.workloads import Expected, HttpRequest, Needs, Workload
 from pywebbench.errors import UserError
 from pywebbench.plan.traffic import RequestSpec
@@ -25,7 +24,6 @@ APP_FRAMEWORK = "app"
 APP_WORKLOAD = "app"
 APP_DIR_ENV = "PWB_APP_DIR"
 """Where the app lives; its servers start there (measure/launchers.py reads the same name)."""
-DEPLOY_HOST, DEPLOY_PORT = "0.0.0.0", 8000
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _TARGET = re.compile(rf"^({_DOTTED}):({_DOTTED})$")
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -167,15 +165,3 @@ def app_workload(requests: Sequence[RequestSpec], expect_status: int, expect_bod
     return Workload(APP_WORKLOAD, mix[0].path, "", f"your app: {described}", check,
                     frozenset({Needs.DATABASE}) if with_postgres else frozenset(), requests=mix,
                     expect_status=expect_status)
-
-
-def deploy_command(stack: Stack, workers: int, threads: int) -> str:
-    """The command that serves the app as it was measured, from the launch's own argv builder:
-    `python -m gunicorn ...` becomes `gunicorn ...`, on 0.0.0.0:8000."""
-    framework = stack.framework
-    spec = LaunchSpec("python", framework.module, DEPLOY_HOST, DEPLOY_PORT, workers, threads,
-                      target=framework.target, factory=framework.factory)
-    argv = stack.server.build_argv(spec)
-    if argv[:2] == ["python", "-m"]:
-        argv = argv[2:]
-    return shlex.join(argv)
