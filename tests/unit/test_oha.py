@@ -178,3 +178,21 @@ def test_binary_is_found_in_cargos_home_and_the_repo_tools_before_it(tmp_path: P
 
 def test_registry_names_oha() -> None:
     assert isinstance(make_generator("oha"), Oha)
+
+
+def test_one_request_of_a_persons_app_is_sent_with_its_method_headers_and_body() -> None:
+    from pywebbench.catalog.workloads import HttpRequest
+    one = HttpRequest("POST", "/items", b'{"a": 1}', (("Content-Type", "application/json"),))
+    request = LoadRequest(url="http://127.0.0.1:1/items", connections=4, duration_s=1, rate=100.0, mix=(one,))
+    argv = Oha(binary="oha").command(request, Path("w/t1.oha.json"), Path("w/t1.oha.db"))
+    assert argv[argv.index("-m") + 1] == "POST" and argv[argv.index("-H") + 1] == "Content-Type: application/json"
+    assert argv[argv.index("-D") + 1] == "w/t1.oha.body" and argv[-1] == "http://127.0.0.1:1/items"
+    get = LoadRequest(url="u", connections=1, duration_s=1, mix=(HttpRequest("GET", "/"),))
+    assert "-D" not in Oha(binary="oha").command(get, Path("r.json"), Path("r.db"))
+
+
+def test_a_weighted_mix_is_refused_by_oha_not_sent_as_its_first_request() -> None:
+    from pywebbench.catalog.workloads import HttpRequest
+    mix = (HttpRequest("GET", "/a", weight=3), HttpRequest("GET", "/b"))
+    with pytest.raises(UserError, match="weighted mix of 2"):
+        Oha(binary="oha").command(LoadRequest(url="u", connections=1, duration_s=1, mix=mix), Path("r"), Path("d"))

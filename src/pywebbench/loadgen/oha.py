@@ -112,7 +112,7 @@ class Oha:
             argv += ["-q", repr(float(request.rate)), "--latency-correction"]
         if not request.keepalive:
             argv.append("--disable-keepalive")
-        return [*argv, request.url]
+        return [*argv, *_one_request(request, body_path(report)), request.url]
 
     def run(self, request: LoadRequest, work_dir: Path) -> LoadResult:
         if shutil.which(self.binary) is None:
@@ -124,6 +124,8 @@ class Oha:
         db = work_dir / f"{stem}.oha.db"
         report.unlink(missing_ok=True)
         db.unlink(missing_ok=True)  # oha appends to an existing table, mixing runs
+        if request.mix and request.mix[0].body:
+            body_path(report).write_bytes(request.mix[0].body)
         argv = self.command(request, report, db)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         proc = ManagedProcess(argv, env=env, log_dir=work_dir, name=f"{request.label}.oha")
@@ -135,6 +137,24 @@ class Oha:
         if code != 0 or not report.exists() or not db.exists():
             raise LoadGenError(f"oha {describe_exit(code)}: {proc.stderr_tail(5)}".rstrip(": "))
         return parse_oha(json.loads(report.read_text()), read_oha_db(db), tuple(argv), request.rate)
+
+
+def body_path(report: Path) -> Path:
+    """Where a window's request body is written for oha's -D."""
+    return report.with_suffix(".body")
+
+
+def _one_request(request: LoadRequest, body: Path) -> list[str]:
+    """A person's request (`app --request`) as oha's flags. oha sends one request, so a weighted
+    mix of several cannot go through it (wrk's request() hook sends those)."""
+    if not request.mix:
+        return []
+    if len(request.mix) > 1:
+        raise UserError(f"oha sends one request, not a weighted mix of {len(request.mix)}: "
+                        "give one --request, or use wrk (closed loop)")
+    one = request.mix[0]
+    headers = [arg for name, value in one.headers for arg in ("-H", f"{name}: {value}")]
+    return ["-m", one.method, *headers, *(["-D", str(body)] if one.body else [])]
 
 
 def _time_limit(request: LoadRequest) -> float:
