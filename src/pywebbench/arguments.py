@@ -149,7 +149,10 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     p_app.add_argument("--requests-file", type=Path, metavar="FILE", help="requests, one per line")
     p_app.add_argument("--expect", type=_status, default=200, help="the status every request must get (200)")
     p_app.add_argument("--expect-body", metavar="SUBSTRING", help="a text every answer must contain")
-    p_app.add_argument("--tune", action="store_true", help=argparse.SUPPRESS)
+    p_app.add_argument("--tune", action="store_true", help="search each server's workers x threads (bounded by "
+                       "this machine's CPUs and memory); a ranked table with ties and the command to deploy the best")
+    p_app.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the highest offered rate (open loop, oha; one "
+                       "--request) whose corrected percentile stays under TIME, e.g. 'p99<100ms'")
     p_app.add_argument("--connections", type=_positive_int)
     p_app.add_argument("--duration", type=float, help="measured seconds per window (4)")
     p_app.add_argument("--warmup", type=float, help="discarded warmup seconds per server start (0.5)")

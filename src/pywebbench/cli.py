@@ -178,7 +178,7 @@ def _execute(job: Job, catalog: Catalog, resume: Path | None, *, table: TextIO |
                           on_plan=lambda plan, seconds: _print_plan(plan, job.options, seconds)
                           if drive is None else _print_tune_plan(plan),
                           on_progress=view, on_note=lambda text: err.print(text), baseline=baseline, drive=drive)
-    if table is not None:
+    if table is not None and drive is None:  # a driven run (--tune) prints its own table
         print(render_terminal_for(run_dir), file=table)
     for line in ledger_lines(outcome):
         err.print(line)
@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "calibrate":
             return cmd_calibrate(args, catalog)
         if args.command == "app":  # your own app: ownapp.py, run as `run` runs
-            return run_app(args, catalog, lambda job, c, base: _execute(job, c, None, baseline=base), exit_code, err.out)
+            return run_app(args, catalog, lambda j, c, b, d: _execute(j, c, None, baseline=b, drive=d), exit_code, err.out)
         return cmd_run(args, catalog)
     except ResultsWriteError as exc:  # mid-run: what was recorded stands, the run did not finish
         print(f"pywebbench: error: {exc}", file=sys.stderr)

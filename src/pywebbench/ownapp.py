@@ -17,26 +17,35 @@ from pathlib import Path
 from typing import Any
 
 from pywebbench.analyze.rows import latest_trials
+from pywebbench.analyze.tuning import Tuning
 from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import ConcurrencyType, Interface, ServerVariant, Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.execute import Job, Outcome
 from pywebbench.measure.machine import usable_cpus
+from pywebbench.measure.rounds import Budget
+from pywebbench.measure.runner import Runner
 from pywebbench.plan.app import (
-    AppTarget, app_framework, app_workload, parse_env, parse_target, select_servers,
+    APP_WORKLOAD, AppTarget, app_framework, app_workload, parse_env, parse_target, select_servers,
 )
 from pywebbench.plan.options import from_sources
-from pywebbench.plan.sessions import Variant, make_plan
+from pywebbench.plan.sessions import Plan, Variant, make_plan
+from pywebbench.plan.slo import Slo, parse_slo
 from pywebbench.plan.traffic import RequestSpec, parse_requests, parse_requests_file
+from pywebbench.report.tuning import render_tuning, write_tuning
 from pywebbench.results.model import TrialStatus
 from pywebbench.results.store import load_results
 from pywebbench.services.backing import Backing
 from pywebbench.stage.appenv import AppEnvProvider, app_requirements, detect_interface
 from pywebbench.stage.envs import EnvBuildError, EnvironmentBuilder, EnvProvider, EnvSpec
+from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_tune, tune
 
-RunJob = Callable[[Job, Catalog, str], Outcome]
-"""Runs a job against a catalog with a baseline, printing as `run` does (cli.py's _execute)."""
+Drive = Callable[[Runner, Plan, Budget], int]
+"""Measures in place of the method's rounds once the services are up (the tuning engine)."""
+RunJob = Callable[[Job, Catalog, str, Drive | None], Outcome]
+"""Runs a job against a catalog with a baseline, printing as `run` does (cli.py's _execute);
+with a Drive it prints no run table (the tuning table is printed here instead)."""
 _RUN_FLAGS = ("connections", "duration", "warmup", "settle", "workers", "threads", "repeats", "rounds_per_launch",
               "precision", "budget", "stack_cpus", "loadgen_cpus", "timeout", "seed", "out_dir")
 
@@ -52,7 +61,9 @@ class _Prepared:
 
 def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: Callable[[Outcome], int],
             note: Callable[[str], None]) -> int:
-    """Check everything that can be checked before any load, then run the servers interleaved."""
+    """Check everything that can be checked before any load, then run the servers interleaved
+    (or, with --tune, search each server's workers x threads)."""
+    slo = _check_tune_flags(args)
     prepared = _prepare(args, catalog, note)
     variants = tuple(Variant(Stack(app_framework(prepared.app, prepared.interface), s)) for s in prepared.servers)
     workload = app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres)
@@ -60,28 +71,76 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
     flags: dict[str, Any] = {name: getattr(args, name) for name in _RUN_FLAGS}
     flags.update(stacks=tuple(v.stack.id for v in variants), workloads=(workload.name,),
                  db_rows=1000)  # the harness's own table is not the app's: keep its load short
+    if slo is not None:
+        flags["generator"] = "oha"  # open-loop probes
     options = from_sources(config_file=None, environ=os.environ, flags=flags)
+    if args.tune:
+        check_tune(options, slo, resume=False, rates=())
     plan = make_plan(catalog, options, usable_cpus(), variants=variants)
-    deploy = {s.label: deploy_command(s.stack, s.workers, s.threads) for s in plan.sessions}
+    # A tuning run's deploy commands are its winners', in tuning.md; these are the defaults'.
+    deploy = {} if args.tune else {s.label: deploy_command(s.stack, s.workers, s.threads) for s in plan.sessions}
     notes = [f"{s.key} monkey-patches the app's blocking calls (--allow-monkeypatch)"
              for s in prepared.servers if s.concurrency is ConcurrencyType.GREENLET]
     for line in notes:
         note(f"note: {line}")
-    extra = {"app": _described(args, prepared, notes), "deploy": deploy,
+    extra: dict[str, Any] = {"app": _described(args, prepared, notes), "deploy": deploy,
              "database_url": ("pgbouncer" if args.pgbouncer else "postgres") if args.with_postgres else ""}
+    if args.tune:
+        extra.update(tune=True, slo=slo.text if slo is not None else None, lanes=TUNE_LANES)
     run_dir = (options.out_dir or Path("runs") / _stamp()).resolve()
     job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
               command=redact_env_values(tuple(sys.argv)), env_hook=_env_hook(args, prepared.app, run_dir))
-    outcome = run(job, catalog, variants[0].stack.id)  # its table ends with the deploy commands
+    if args.tune:
+        return _run_tuning(job, catalog, slo, run, exit_code, note)
+    outcome = run(job, catalog, variants[0].stack.id, None)  # its table ends with the deploy commands
     _refuse_if_wrong_everywhere(outcome, note)
     return exit_code(outcome)
 
 
+def _check_tune_flags(args: argparse.Namespace) -> Slo | None:
+    """--slo's refusals, before any environment is built: it needs --tune, and its open-loop
+    probes need oha, which sends one request. A weighted mix goes through wrk's request() hook
+    only, and wrk is closed loop (no wrk2-style fixed rate here): such a mix is tuned for
+    throughput, never under an SLO, rather than measured as something it is not."""
+    check_slo_flag(args.slo, args.tune)
+    if args.slo is None:
+        return None
+    slo = parse_slo(args.slo)
+    if args.requests_file is None and len(args.requests) > 1:
+        raise UserError(f"--slo searches open-loop rates with oha, which sends one request, not a weighted mix of "
+                        f"{len(args.requests)} (wrk sends the mix, closed loop): give one --request, or drop --slo "
+                        "to tune the mix for throughput")
+    return slo
+
+
+def _run_tuning(job: Job, catalog: Catalog, slo: Slo | None, run: RunJob, exit_code: Callable[[Outcome], int],
+                note: Callable[[str], None]) -> int:
+    """The tuning engine on the app's servers: its table in the terminal, tuning.md and tuning.json."""
+    found: list[Tuning] = []
+    if slo is not None and len(catalog.workloads[0].requests) > 1:  # a --requests-file's mix
+        raise UserError(f"--slo searches open-loop rates with oha, which sends one request, not a weighted mix of "
+                        f"{len(catalog.workloads[0].requests)}: give one request, or drop --slo")
+
+    def drive(runner: Runner, plan: Plan, budget: Budget) -> int:
+        stacks = tuple({s.stack.id: s.stack for s in plan.sessions}.values())
+        found.append(tune(runner, catalog, TuneRequest(stacks, APP_WORKLOAD, slo), job.options, budget,
+                          stack_cpus=len(plan.split.stack), seed=plan.seed, on_note=note))
+        return len({t.spec.round for t in runner.results})
+
+    assert job.variants
+    outcome = run(job, catalog, job.variants[0].stack.id, drive)
+    _refuse_if_wrong_everywhere(outcome, note)
+    if not found:
+        return exit_code(outcome)
+    markdown = write_tuning(outcome.run_dir, found[0])
+    print(render_tuning(found[0]))
+    note(f"tuning table in {markdown}")
+    # Probes past a candidate's capacity fail by design: the answer is valid when a best was found.
+    return 0 if found[0].best is not None else 1
+
+
 def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], None]) -> _Prepared:
     """The bad inputs, each one line: flags, requests, requirements, import, interface, servers."""
-    if args.tune:
-        raise UserError("--tune is not built yet for `app`: run without it (each server at its default "
-                        "workers and threads)")
     if args.pgbouncer and not args.with_postgres:
         raise UserError("--pgbouncer goes with --with-postgres")
     target = parse_target(args.app)

@@ -284,11 +284,18 @@ def test_a_forced_interface_still_needs_the_app_to_import(app_dir: Path) -> None
         detect_interface(_env(), "broken:app", False, app_dir, env, forced=W)
 
 
-def test_tune_is_refused_in_one_line_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("extra", "says"), [
+    (["--slo", "p99<100ms"], "--slo is the objective of a tuning run: add --tune"),
+    (["--tune", "--slo", "p99 under 100ms"], "--slo"),
+    (["--tune", "--slo", "p99<100ms", "--request", "GET /a weight=3", "--request", "GET /b"],
+     "not a weighted mix of 2"),
+])
+def test_tune_flags_are_refused_in_one_line_before_any_environment_is_built(
+        extra: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
     from pywebbench.cli import main
-    assert main(["app", "--app", "mysite.wsgi:application", "--tune"]) == 2
+    assert main(["app", "--app", "mysite.wsgi:application", *extra]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--tune is not built yet" in err
+    assert err.count("\n") == 1 and says in err and "building its environment" not in err
 
 
 def test_env_values_are_hidden_in_the_recorded_command() -> None:

@@ -4,6 +4,9 @@ what was cut short, and the command that deploys the best (terminal and Markdown
 from __future__ import annotations
 
 import io
+import json
+from dataclasses import asdict
+from pathlib import Path
 
 from rich.table import Table
 
@@ -103,3 +106,11 @@ def render_tuning_markdown(tuning: Tuning) -> str:
     else:
         lines.append("No configuration held the objective: nothing to deploy.")
     return "\n".join(lines) + "\n"
+
+
+def write_tuning(run_dir: Path, tuning: Tuning) -> Path:
+    """tuning.json (the whole record) and tuning.md beside the results file; the Markdown's path."""
+    (run_dir / "tuning.json").write_text(json.dumps(asdict(tuning), indent=1) + "\n")
+    markdown = run_dir / "tuning.md"
+    markdown.write_text(render_tuning_markdown(tuning))
+    return markdown
