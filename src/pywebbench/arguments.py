@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import NoReturn
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from pywebbench import __version__
 from pywebbench.analyze.calibrate import DEFAULT_SLOWDOWN
@@ -170,6 +171,14 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     p_app.add_argument("--out", type=Path, dest="out_dir", help="results directory (default runs/<time>)")
 
 
+class _CompareFormat(argparse.Action):
+    """compare --format NAME sets the flag of that name (--markdown, --json): one switch, two spellings."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        namespace.markdown, namespace.json = values == "markdown", values == "json"
+
+
 class OneLineParser(argparse.ArgumentParser):
     """Bad flags get one line and exit 2, like every other refusal (no usage dump)."""
 
@@ -223,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument("after", type=Path)
     p_cmp.add_argument("--json", action="store_true", help="machine-readable output")
     p_cmp.add_argument("--markdown", action="store_true", help="a Markdown table, e.g. for a pull-request comment")
+    p_cmp.add_argument("--format", choices=["terminal", "markdown", "json"], action=_CompareFormat,
+                       help="the same as --markdown or --json (report's spelling)")
     p_cmp.add_argument("--fail-on-regression", type=_fraction, metavar="PCT", default=None,
                        help="exit 1 when a row got significantly slower by more than PCT (e.g. 5%%)")
 

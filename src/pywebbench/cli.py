@@ -343,10 +343,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.fail_on_regression is None:
         return 0
     regressions = comparison.regressions(args.fail_on_regression)
-    for change in regressions:
-        low, high = change.ratio_ci or (float("nan"), float("nan"))
-        err.print(f"regression: {change.stack} {change.workload} ({change.knobs}): req/s {change.rps_change:+.1%}, "
-                  f"95% interval of after/before [{low:.3f}, {high:.3f}]", markup=False)
+    for regression in regressions:
+        err.print(f"regression: {regression.line}", markup=False)
     return 1 if regressions else 0
 
 

@@ -8,6 +8,8 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from pywebbench.analyze.calibrate import calibrate_report
 from pywebbench.analyze.compare import compare_results
 from pywebbench.report.calibration import render_calibration
@@ -57,14 +59,53 @@ def test_the_regression_gate_fails_on_a_significant_slowdown_past_its_threshold(
     slower = _scaled(before, 0.5, "starlette:uvicorn")
     comparison = compare_results(before, slower)
     hit = comparison.regressions(0.05)
-    assert hit and {c.stack for c in hit} == {"starlette:uvicorn"}
-    assert comparison.regressions(0.6) == ()  # 50% slower is not past a 60% threshold
+    assert hit and {r.change.stack for r in hit} == {"starlette:uvicorn"}
+    assert "req/s" in {r.figure for r in hit}
+    # 50% slower is not past a 60% threshold; the same CPU over half the requests is +100% CPU/req
+    assert {r.figure for r in comparison.regressions(0.6)} == {"CPU/req"}
+    assert comparison.regressions(1.5) == ()
     assert compare_results(before, before).regressions(0.05) == ()
     assert "| starlette:uvicorn |" in render_comparison_markdown(comparison)
     same_dir, slower_dir = tmp_path / "a", _store(slower, tmp_path / "b")
     assert main(["compare", str(same_dir), str(slower_dir), "--fail-on-regression", "5%"]) == 1
     assert main(["compare", str(same_dir), str(same_dir), "--fail-on-regression", "5%"]) == 0
     assert main(["compare", str(same_dir), str(slower_dir), "--markdown"]) == 0
+
+
+def _worse(results: ResultSet, only: str, *, p99: float = 1.0, cpu: float = 1.0) -> ResultSet:
+    """The same windows with `only`'s latency percentiles and app CPU multiplied (req/s unchanged)."""
+    trials = []
+    for t in results.trials:
+        if t.spec.stack_id == only and t.load is not None:
+            latency = t.load.latency
+            latency = replace(latency, percentiles=tuple((p, ms * p99) for p, ms in latency.percentiles))
+            t = replace(t, load=replace(t.load, latency=latency),
+                        resources=tuple(replace(u, cpu_s=u.cpu_s * cpu) if u.role == "app" else u
+                                        for u in t.resources))
+        trials.append(t)
+    return replace(results, trials=tuple(trials))
+
+
+def test_the_regression_gate_fails_on_p99_up_and_on_cpu_per_request_up(tmp_path: Path) -> None:
+    before = load_results(write_results(tmp_path / "a"))
+    assert any(t.usage("app") for t in before.trials)  # the fixture records the app's CPU
+    slow_tail = compare_results(before, _worse(before, "starlette:uvicorn", p99=1.5)).regressions(0.05)
+    assert {(r.change.stack, r.figure) for r in slow_tail} == {("starlette:uvicorn", "p99")}
+    assert slow_tail[0].delta > 0.4 and slow_tail[0].interval[0] > 1 and "p99 +50.0%" in slow_tail[0].line
+    costly = compare_results(before, _worse(before, "starlette:uvicorn", cpu=1.3)).regressions(0.05)
+    assert {(r.change.stack, r.figure) for r in costly} == {("starlette:uvicorn", "CPU/req")}
+    assert compare_results(before, _worse(before, "starlette:uvicorn", cpu=1.3)).regressions(0.4) == ()
+    better = _worse(before, "starlette:uvicorn", p99=0.5, cpu=0.5)
+    assert compare_results(before, better).regressions(0.05) == ()  # faster and cheaper is no regression
+
+
+def test_compare_takes_format_markdown_as_reports_spelling(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    run = str(write_results(tmp_path / "a"))
+    assert main(["compare", run, run, "--format", "markdown"]) == 0
+    assert "| Stack | Workload |" in capsys.readouterr().out
+    assert main(["compare", run, run, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["changes"]
 
 
 def _calibration_trial(alias: str, round_no: int, rps: float, cpu_us: float) -> TrialResult:

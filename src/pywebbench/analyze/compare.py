@@ -2,7 +2,8 @@
 
 A change counts as significant when the bootstrap 95% interval of after/before req/s
 excludes 1; with a single repeat on either side there is no interval, and the change is
-shown but not judged.
+shown but not judged. The CI gate (`regressions`) reads three figures the same way, each
+over the row's valid windows: req/s down, p99 up, CPU per request up.
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from collections.abc import Callable
+
 from pywebbench.plan.knobs import knob_labels
-from pywebbench.analyze.rows import Row, summarize
-from pywebbench.results.model import ResultSet
+from pywebbench.analyze.pairing import cpu_per_request
+from pywebbench.analyze.rows import Row, latest_trials, summarize
+from pywebbench.results.model import Cell, ResultSet, TrialResult
 from pywebbench.analyze.stats import ratio_ci
 
 
@@ -35,6 +39,29 @@ class Change:
     """CPU ms per request."""
     verdict: str
     """faster, slower, within noise, or no interval."""
+    p99_ci: tuple[float, float] | None = None
+    """95% interval of after/before p99 (the median over windows); None under two windows a side."""
+    cpu_ci: tuple[float, float] | None = None
+    """The same for CPU per request."""
+
+
+@dataclass(frozen=True)
+class Regression:
+    """One figure of one row that got significantly worse by more than the gate's threshold."""
+
+    change: Change
+    figure: str
+    """req/s, p99 or CPU/req."""
+    delta: float
+    """after / before - 1 (negative for req/s, which regresses downwards)."""
+    interval: tuple[float, float]
+
+    @property
+    def line(self) -> str:
+        c = self.change
+        low, high = self.interval
+        return (f"{c.stack} {c.workload} ({c.knobs}): {self.figure} {self.delta:+.1%}, 95% interval of "
+                f"after/before [{low:.3f}, {high:.3f}]")
 
 
 @dataclass(frozen=True)
@@ -49,12 +76,20 @@ class Comparison:
     def significant(self) -> tuple[Change, ...]:
         return tuple(c for c in self.changes if c.verdict in ("faster", "slower"))
 
-    def regressions(self, threshold: float) -> tuple[Change, ...]:
-        """Rows significantly slower (the interval of after/before req/s below 1) by more than
-        `threshold` (a fraction): what a CI gate fails on. A change without an interval (one
-        repeat) is never a regression: it cannot be told from noise."""
-        return tuple(c for c in self.changes
-                     if c.verdict == "slower" and c.rps_change is not None and c.rps_change < -threshold)
+    def regressions(self, threshold: float) -> tuple[Regression, ...]:
+        """Figures significantly worse by more than `threshold` (a fraction): req/s whose
+        after/before interval is below 1, p99 or CPU per request whose interval is above 1, each
+        past the threshold. What a CI gate fails on. A change without an interval (one window a
+        side) is never a regression: it cannot be told from noise."""
+        found: list[Regression] = []
+        for c in self.changes:
+            if c.verdict == "slower" and c.rps_change is not None and c.rps_change < -threshold and c.ratio_ci:
+                found.append(Regression(c, "req/s", c.rps_change, c.ratio_ci))
+            for figure, before, after, ci in (("p99", c.p99_before, c.p99_after, c.p99_ci),
+                                              ("CPU/req", c.cpu_before, c.cpu_after, c.cpu_ci)):
+                if ci is not None and ci[0] > 1.0 and before and after is not None and after / before - 1 > threshold:
+                    found.append(Regression(c, figure, after / before - 1, ci))
+        return tuple(found)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -74,9 +109,27 @@ def _verdict(ci: tuple[float, float] | None) -> str:
     return "within noise"
 
 
+Key = tuple[str, Cell]
+
+
+def _per_window(results: ResultSet, figure: Callable[[TrialResult], float | None]) -> dict[Key, list[float]]:
+    """A figure of every valid window, by row (label and cell)."""
+    found: dict[Key, list[float]] = {}
+    for t in latest_trials(results.trials):
+        if t.valid and (value := figure(t)) is not None and value > 0:
+            found.setdefault((t.spec.label, t.spec.cell), []).append(value)
+    return found
+
+
+def _p99(trial: TrialResult) -> float | None:
+    return trial.load.latency.at(99.0) if trial.load is not None else None
+
+
 def compare_results(before: ResultSet, after: ResultSet) -> Comparison:
-    rows_before = {(r.label, r.spec.cell): r for r in summarize(before).rows}
-    rows_after = {(r.label, r.spec.cell): r for r in summarize(after).rows}
+    rows_before: dict[Key, Row] = {(r.label, r.spec.cell): r for r in summarize(before).rows}
+    rows_after: dict[Key, Row] = {(r.label, r.spec.cell): r for r in summarize(after).rows}
+    p99 = _per_window(before, _p99), _per_window(after, _p99)
+    cpu = _per_window(before, cpu_per_request), _per_window(after, cpu_per_request)
     changes: list[Change] = []
     for key in [k for k in rows_before if k in rows_after]:
         b, a = rows_before[key], rows_after[key]
@@ -86,6 +139,8 @@ def compare_results(before: ResultSet, after: ResultSet) -> Comparison:
             rps_change=a.rps / b.rps - 1 if a.rps is not None and b.rps else None, ratio_ci=ci,
             p50_before=b.p50_ms, p50_after=a.p50_ms, p99_before=b.p99_ms, p99_after=a.p99_ms,
             cpu_before=b.cpu_ms_per_req, cpu_after=a.cpu_ms_per_req, verdict=_verdict(ci),
+            p99_ci=ratio_ci(p99[1].get(key, ()), p99[0].get(key, ())),
+            cpu_ci=ratio_ci(cpu[1].get(key, ()), cpu[0].get(key, ())),
         ))
     return Comparison(
         before=before.header.run_id, after=after.header.run_id, changes=tuple(changes),
