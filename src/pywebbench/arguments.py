@@ -186,6 +186,19 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _add_compare_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
+    p_cmp = sub.add_parser("compare", help="what changed between two result sets, and whether it is noise")
+    p_cmp.add_argument("before", type=Path)
+    p_cmp.add_argument("after", type=Path)
+    p_cmp.add_argument("--json", action="store_true", help="machine-readable output")
+    p_cmp.add_argument("--markdown", action="store_true", help="a Markdown table, e.g. for a pull-request comment")
+    p_cmp.add_argument("--format", choices=["terminal", "markdown", "json"], action=_CompareFormat,
+                       help="the same as --markdown or --json (report's spelling)")
+    p_cmp.add_argument("--fail-on-regression", type=_fraction, metavar="PCT", default=None,
+                       help="exit 1 when a row got significantly worse by more than PCT (e.g. 5%%): req/s down, "
+                       "p99 or CPU per request up")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="pywebbench", description="A benchmark harness for Python web stacks.",
                            epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -227,15 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="microseconds of CPU work B adds per request (as an empty loop timed here), "
                        "instead of sizing it from --slowdown in the run")
 
-    p_cmp = sub.add_parser("compare", help="what changed between two result sets, and whether it is noise")
-    p_cmp.add_argument("before", type=Path)
-    p_cmp.add_argument("after", type=Path)
-    p_cmp.add_argument("--json", action="store_true", help="machine-readable output")
-    p_cmp.add_argument("--markdown", action="store_true", help="a Markdown table, e.g. for a pull-request comment")
-    p_cmp.add_argument("--format", choices=["terminal", "markdown", "json"], action=_CompareFormat,
-                       help="the same as --markdown or --json (report's spelling)")
-    p_cmp.add_argument("--fail-on-regression", type=_fraction, metavar="PCT", default=None,
-                       help="exit 1 when a row got significantly slower by more than PCT (e.g. 5%%)")
+    _add_compare_parser(sub)
 
     p_report = sub.add_parser("report", help="render a finished or interrupted run from its results file")
     p_report.add_argument("run_dir", type=Path)

@@ -18,27 +18,16 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import psutil
 
 from pywebbench.analyze.paired import Observation
 from pywebbench.analyze.ratesearch import CapacitySearch
 from pywebbench.analyze.pairing import cpu_per_request, rps_of
-from pywebbench.analyze.tuning import (
-    ClassSearch,
-    ClassSpace,
-    Config,
-    Figures,
-    Stage,
-    StageOutcome,
-    Tuning,
-    bounds_for,
-    decide_capacity,
-    decide_throughput,
-    ladder,
-    rank,
-    MAX_THREADS,
+from pywebbench.analyze.tuning import Tuning, decide_capacity, decide_throughput, rank
+from pywebbench.analyze.tuning_search import (
+    MAX_THREADS, Bounds, ClassSearch, ClassSpace, Config, Figures, Stage, StageOutcome, bounds_for, ladder,
 )
 from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import Stack
@@ -296,65 +285,87 @@ def tune(runner: Runner, catalog: Catalog, request: TuneRequest, options: RunOpt
     engine = _Engine(runner, catalog, request, options,
                      Rounds(runner, method="interleaved", rounds_per_launch=options.rounds_per_launch, seed=seed,
                             on_note=on_note), on_note, seed)
-    stacks = {s.id: s for s in request.stacks}
-    searches = [ClassSearch(_space(s), bounds) for s in request.stacks]
-    outcomes: list[StageOutcome] = []
-    stages_run: list[tuple[str, str, int]] = []
-    not_measured: list[tuple[str, str]] = []
-    finals: list[StageOutcome] = []
     on_note(f"tune: {bounds.text}")
-
-    def expected(later: Sequence[ClassSearch]) -> int:
-        """Candidate windows the classes not yet started would need, by their first estimates."""
-        total = 0
-        for search in later:
-            probe = ClassSearch(search.space, bounds)
-            total += len(probe.first().configs) + probe.estimate_left()
-        return total + (2 * len(searches) if len(searches) > 1 else 0)
-
-    def run(stage: Stage, later_weight: int) -> StageOutcome | None:
-        share = _stage_budget(budget, len(stage.configs), later_weight)
-        if not budget.allows(engine.round_seconds(len(stage.configs)) * 2):
-            not_measured.extend((c.label, f"budget spent before stage {stage.name!r}") for c in stage.new)
-            return None
-        owner = stage.configs[0].stack if len({c.stack for c in stage.configs}) == 1 else "every class"
-        on_note(f"tune: {owner} stage {stage.name!r}: " + ", ".join(
-            c.alias if owner != "every class" else c.label for c in stage.configs))
-        outcome = engine.run_stage(stage, stacks, share)
-        outcomes.append(outcome)
-        stages_run.append((owner, stage.name, len(stage.configs)))
-        return outcome
-
-    for index, search in enumerate(searches):
-        stage: Stage | None = search.first()
-        last: StageOutcome | None = None
-        while stage is not None:
-            outcome = run(stage, search.estimate_left() + expected(searches[index + 1:]))
-            if outcome is None:
-                break
-            last = outcome
-            trials = [t for t in runner.results if t.spec.stack_id == search.space.stack]
-            stage = search.next(outcome, _mb_per_process(trials))
-        if last is not None:
-            finals.append(last)
-    if len(finals) > 1 and all(f.best is not None for f in finals):
-        carried = tuple(c for f in finals for c in (f.best, *f.ties) if c is not None)
-        final = run(Stage("classes", carried, ()), 0)
-        if final is None:
-            on_note("tune: no budget left to measure the classes' bests side by side: they are ranked by their "
-                    "own figures, unpaired")
-    ranked = rank(outcomes)
+    stages = _Stages(engine, budget, bounds, [ClassSearch(_space(s), bounds) for s in request.stacks], on_note)
+    stages.search_each_class()
+    stages.classes_side_by_side()
+    stacks = {s.id: s for s in request.stacks}
+    ranked = rank(stages.outcomes)
     deploy = tuple((r.config.label, deploy_command(stacks[r.config.stack], r.config.workers, r.config.threads))
                    for r in ranked if r.tied and r.measured.value is not None
                    and stacks[r.config.stack].server.native is None)
-    notes = ("capacity: the highest offered rate (open loop, oha) whose corrected "
-             f"p{request.slo.percentile:g} stayed under {request.slo.limit_ms:g} ms, searched to {SLO_RESOLUTION:.0%}; "
-             "its interval is the search's bracket, and candidates whose brackets overlap the best's are tied",) \
-        if request.slo is not None else \
-        ("throughput: closed-loop req/s (trimmed geometric mean over rounds, 95% interval); candidates tied "
-         "with the best where their paired ratio's 95% interval holds 1",)
     return Tuning(
         objective=request.slo.text if request.slo is not None else "throughput", workload=request.workload,
-        bounds=(bounds.text,), ranked=ranked, stages=tuple(stages_run), not_measured=tuple(not_measured),
-        deploy=deploy, budget_s=options.budget_s, notes=notes,
+        bounds=(bounds.text,), ranked=ranked, stages=tuple(stages.run_so_far), not_measured=tuple(stages.not_measured),
+        deploy=deploy, budget_s=options.budget_s, notes=(_objective_note(request.slo),),
     )
+
+
+def _objective_note(slo: Slo | None) -> str:
+    if slo is None:
+        return ("throughput: closed-loop req/s (trimmed geometric mean over rounds, 95% interval); candidates tied "
+                "with the best where their paired ratio's 95% interval holds 1")
+    return (f"capacity: the highest offered rate (open loop, oha) whose corrected p{slo.percentile:g} stayed under "
+            f"{slo.limit_ms:g} ms, searched to {SLO_RESOLUTION:.0%}; its interval is the search's bracket, and "
+            "candidates whose brackets overlap the best's are tied")
+
+
+@dataclass
+class _Stages:
+    """The order of the stages: each class's own (workers, threads, refinements) one class after
+    another, then the classes' bests side by side; each stage gets its share of the budget left."""
+
+    engine: _Engine
+    budget: Budget
+    bounds: Bounds
+    searches: list[ClassSearch]
+    on_note: Callable[[str], None]
+    outcomes: list[StageOutcome] = field(default_factory=list)
+    run_so_far: list[tuple[str, str, int]] = field(default_factory=list)
+    not_measured: list[tuple[str, str]] = field(default_factory=list)
+    finals: list[StageOutcome] = field(default_factory=list)
+
+    def expected(self, later: Sequence[ClassSearch]) -> int:
+        """Candidate windows the classes not yet started would need, by their first estimates."""
+        total = 0
+        for search in later:
+            probe = ClassSearch(search.space, self.bounds)
+            total += len(probe.first().configs) + probe.estimate_left()
+        return total + (2 * len(self.searches) if len(self.searches) > 1 else 0)
+
+    def run(self, stage: Stage, later_weight: int) -> StageOutcome | None:
+        share = _stage_budget(self.budget, len(stage.configs), later_weight)
+        if not self.budget.allows(self.engine.round_seconds(len(stage.configs)) * 2):
+            self.not_measured.extend((c.label, f"budget spent before stage {stage.name!r}") for c in stage.new)
+            return None
+        owner = stage.configs[0].stack if len({c.stack for c in stage.configs}) == 1 else "every class"
+        self.on_note(f"tune: {owner} stage {stage.name!r}: " + ", ".join(
+            c.alias if owner != "every class" else c.label for c in stage.configs))
+        stacks = {s.id: s for s in self.engine.request.stacks}
+        outcome = self.engine.run_stage(stage, stacks, share)
+        self.outcomes.append(outcome)
+        self.run_so_far.append((owner, stage.name, len(stage.configs)))
+        return outcome
+
+    def search_each_class(self) -> None:
+        runner = self.engine.runner
+        for index, search in enumerate(self.searches):
+            stage: Stage | None = search.first()
+            last: StageOutcome | None = None
+            while stage is not None:
+                outcome = self.run(stage, search.estimate_left() + self.expected(self.searches[index + 1:]))
+                if outcome is None:
+                    break
+                last = outcome
+                trials = [t for t in runner.results if t.spec.stack_id == search.space.stack]
+                stage = search.next(outcome, _mb_per_process(trials))
+            if last is not None:
+                self.finals.append(last)
+
+    def classes_side_by_side(self) -> None:
+        finals = self.finals
+        if len(finals) > 1 and all(f.best is not None for f in finals):
+            carried = tuple(c for f in finals for c in (f.best, *f.ties) if c is not None)
+            if self.run(Stage("classes", carried, ()), 0) is None:
+                self.on_note("tune: no budget left to measure the classes' bests side by side: they are ranked by "
+                             "their own figures, unpaired")

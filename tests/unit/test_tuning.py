@@ -13,19 +13,16 @@ import pytest
 from pywebbench import cli, tune as tune_module
 from pywebbench.analyze.paired import Observation
 from pywebbench.analyze.ratesearch import Capacity, CapacitySearch
-from pywebbench.analyze.tuning import (
+from pywebbench.analyze.tuning import Tuning, decide_capacity, decide_throughput, rank
+from pywebbench.analyze.tuning_search import (
     ClassSearch,
     ClassSpace,
     Config,
     Figures,
     Stage,
     StageOutcome,
-    Tuning,
     bounds_for,
-    decide_capacity,
-    decide_throughput,
     ladder,
-    rank,
     refine_points,
 )
 from pywebbench.catalog.deploy import deploy_argv, deploy_command
