@@ -64,7 +64,7 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
     """Check everything that can be checked before any load, then run the servers interleaved
     (or, with --tune, search each server's workers x threads)."""
     slo = _check_tune_flags(args)
-    prepared = _prepare(args, catalog, note)
+    prepared = _prepare(args, catalog, note, slo)
     variants = tuple(Variant(Stack(app_framework(prepared.app, prepared.interface), s)) for s in prepared.servers)
     workload = app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres)
     catalog = replace(catalog, workloads=(workload,))
@@ -74,8 +74,6 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
     if slo is not None:
         flags["generator"] = "oha"  # open-loop probes
     options = from_sources(config_file=None, environ=os.environ, flags=flags)
-    if args.tune:
-        check_tune(options, slo, resume=False, rates=())
     plan = make_plan(catalog, options, usable_cpus(), variants=variants)
     # A tuning run's deploy commands are its winners', in tuning.md; these are the defaults'.
     deploy = {} if args.tune else {s.label: deploy_command(s.stack, s.workers, s.threads) for s in plan.sessions}
@@ -98,28 +96,32 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
 
 
 def _check_tune_flags(args: argparse.Namespace) -> Slo | None:
-    """--slo's refusals, before any environment is built: it needs --tune, and its open-loop
-    probes need oha, which sends one request. A weighted mix goes through wrk's request() hook
-    only, and wrk is closed loop (no wrk2-style fixed rate here): such a mix is tuned for
-    throughput, never under an SLO, rather than measured as something it is not."""
+    """--tune's and --slo's refusals that need no environment: --slo needs --tune and a
+    percentile oha measures, --tune searches workers and threads itself."""
     check_slo_flag(args.slo, args.tune)
-    if args.slo is None:
+    if not args.tune:
         return None
-    slo = parse_slo(args.slo)
-    if args.requests_file is None and len(args.requests) > 1:
-        raise UserError(f"--slo searches open-loop rates with oha, which sends one request, not a weighted mix of "
-                        f"{len(args.requests)} (wrk sends the mix, closed loop): give one --request, or drop --slo "
-                        "to tune the mix for throughput")
+    slo = parse_slo(args.slo) if args.slo is not None else None
+    flags: dict[str, Any] = {name: getattr(args, name) for name in _RUN_FLAGS}
+    flags.update(workloads=(APP_WORKLOAD,), generator="oha" if slo is not None else None)
+    check_tune(from_sources(config_file=None, environ=os.environ, flags=flags), slo, resume=False, rates=())
     return slo
+
+
+def _check_mix(slo: Slo | None, requests: tuple[RequestSpec, ...]) -> None:
+    """Under --slo the probes are oha's, and oha sends one request. A weighted mix goes through
+    wrk's request() hook only, and wrk is closed loop (no wrk2-style fixed rate here): such a mix
+    is tuned for throughput, never under an SLO, rather than measured as something it is not."""
+    if slo is not None and len(requests) > 1:
+        raise UserError(f"--slo searches open-loop rates with oha, which sends one request, not a weighted mix of "
+                        f"{len(requests)} (wrk sends the mix, closed loop): give one --request, or drop --slo "
+                        "to tune the mix for throughput")
 
 
 def _run_tuning(job: Job, catalog: Catalog, slo: Slo | None, run: RunJob, exit_code: Callable[[Outcome], int],
                 note: Callable[[str], None]) -> int:
     """The tuning engine on the app's servers: its table in the terminal, tuning.md and tuning.json."""
     found: list[Tuning] = []
-    if slo is not None and len(catalog.workloads[0].requests) > 1:  # a --requests-file's mix
-        raise UserError(f"--slo searches open-loop rates with oha, which sends one request, not a weighted mix of "
-                        f"{len(catalog.workloads[0].requests)}: give one request, or drop --slo")
 
     def drive(runner: Runner, plan: Plan, budget: Budget) -> int:
         stacks = tuple({s.stack.id: s.stack for s in plan.sessions}.values())
@@ -139,7 +141,7 @@ def _run_tuning(job: Job, catalog: Catalog, slo: Slo | None, run: RunJob, exit_c
     return 0 if found[0].best is not None else 1
 
 
-def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], None]) -> _Prepared:
+def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], None], slo: Slo | None) -> _Prepared:
     """The bad inputs, each one line: flags, requests, requirements, import, interface, servers."""
     if args.pgbouncer and not args.with_postgres:
         raise UserError("--pgbouncer goes with --with-postgres")
@@ -151,6 +153,7 @@ def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], N
         raise UserError("give --request or --requests-file, not both")
     requests = parse_requests_file(args.requests_file) if args.requests_file is not None \
         else parse_requests(args.requests or ["GET /"])
+    _check_mix(slo, requests)
     app = AppTarget(target, app_dir, args.factory, app_requirements(args.requirements, app_dir),
                     parse_env(args.env, args.env_file))
     note(f"{target}: building its environment ({len(app.requirements)} requirement(s)) and importing it")

@@ -289,6 +289,7 @@ def test_a_forced_interface_still_needs_the_app_to_import(app_dir: Path) -> None
     (["--tune", "--slo", "p99 under 100ms"], "--slo"),
     (["--tune", "--slo", "p99<100ms", "--request", "GET /a weight=3", "--request", "GET /b"],
      "not a weighted mix of 2"),
+    (["--tune", "--workers", "2"], "--tune searches workers and threads itself"),
 ])
 def test_tune_flags_are_refused_in_one_line_before_any_environment_is_built(
         extra: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -296,6 +297,17 @@ def test_tune_flags_are_refused_in_one_line_before_any_environment_is_built(
     assert main(["app", "--app", "mysite.wsgi:application", *extra]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err and "building its environment" not in err
+
+
+def test_a_requests_file_mix_under_an_slo_is_refused_before_any_environment_is_built(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pywebbench.cli import main
+    mix = tmp_path / "requests.txt"
+    mix.write_text("GET /a weight=3\nGET /b\n")
+    assert main(["app", "--app", "mysite.wsgi:application", "--tune", "--slo", "p99<100ms",
+                 "--requests-file", str(mix)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a weighted mix of 2" in err
 
 
 def test_env_values_are_hidden_in_the_recorded_command() -> None:
