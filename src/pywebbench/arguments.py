@@ -13,6 +13,7 @@ from pywebbench.analyze.calibrate import DEFAULT_SLOWDOWN
 from pywebbench.catalog.model import DB_KINDS
 from pywebbench.errors import UserError
 from pywebbench.plan.options import AGGREGATIONS, GENERATOR_NAMES, METHODS, TOPOLOGIES, parse_cpu_list, parse_duration
+from pywebbench.plan.sweep import Knob, parse_values
 from pywebbench.report.formats import FORMATS
 
 EXIT_CODES = """exit codes:
@@ -67,6 +68,16 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _rtt(text: str) -> float:
+    try:
+        values = parse_values(Knob.RTT, text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is one round trip such as 2ms (sweep with --knob rtt=0,2ms)")
+    return float(values[0])
+
+
 def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--config", type=Path, help="TOML file with a [run] table of options")
     p_run.add_argument("--preset", help="a seed experiment (see `pywebbench list --presets`); flags override it")
@@ -111,7 +122,12 @@ def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
     p_run.add_argument("--upstream-delay", type=float, help="seconds the upstream API waits (0.05)")
     p_run.add_argument("--upstream-size", type=_positive_int, help="bytes of the upstream's answer (1024)")
     p_run.add_argument("--cpu-size", type=_positive_int, help="sieve size of /cpu (100000)")
-    p_run.add_argument("--topology", choices=list(TOPOLOGIES), help="nginx: load goes through nginx")
+    p_run.add_argument("--topology", choices=list(TOPOLOGIES), help="nginx: load goes through nginx; netns: "
+                       "generator, app and db each on a network namespace with its own sshd, made for the run")
+    p_run.add_argument("--hosts", metavar="HOSTS_TOML", help="an inventory placing the roles on hosts over SSH")
+    p_run.add_argument("--allow-remote", action="store_true", help="the inventory may name public addresses")
+    p_run.add_argument("--rtt", type=_rtt, help="round trip added on every link between hosts, e.g. 2ms "
+                       "(--hosts or --topology netns; sweepable: --knob rtt=0,2ms)")
     p_run.add_argument("--db", choices=list(DB_KINDS),
                        help="what /posts reads: postgresql (default) or a SQLite file filled with the same rows")
     p_run.add_argument("--driver", help="force one DB driver on every stack (psycopg, psycopg2-gevent, "
@@ -214,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="run a benchmark and save its results", epilog=EXIT_CODES,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_run_flags(p_run)
+    p_run.add_argument("--knob", action="append", dest="knobs", default=[], metavar="NAME=V1,V2|A..B",
+                       help="sweep a knob within the run (as `sweep --knob`), e.g. rtt=0,2ms")
     p_run.add_argument("--rate", type=_rates, help="open loop (oha): offered req/s; a list (500,1000,2000) "
                        "measures a latency-versus-offered-load curve")
     p_run.add_argument("--tune", action="store_true",

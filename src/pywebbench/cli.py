@@ -85,7 +85,7 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
              "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir",
              "max_db_sessions", "db_delay", "db_rows", "db_pool", "upstream_delay", "upstream_size", "cpu_size",
              "topology", "driver", "db", "aggregation", "precision", "max_rounds", "method", "settle", "budget",
-             "rounds_per_launch", "timeout")
+             "rounds_per_launch", "timeout", "hosts", "rtt", "allow_remote")
     flags = {name: getattr(args, name) for name in names}
     for name in ("stacks", "workloads"):
         if flags[name] is not None:
@@ -198,6 +198,7 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     knobs: tuple[str, ...] = ()
     if preset is not None:
         knobs = preset_knobs(get_preset(preset))
+    knobs += tuple(getattr(args, "knobs", None) or ())
     if len(rates) > 1:
         knobs += ("rate=" + ",".join(f"{r:g}" for r in rates),)
         if options.generator != "oha":

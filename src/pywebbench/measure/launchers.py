@@ -43,6 +43,20 @@ class RunningServer:
     """How the server's main process ended (None while it runs)."""
     terminate: Callable[[], None] = lambda: None
     """Ask it to stop without waiting (the launch ends: all its servers wind down at once)."""
+    host: str = HOST
+    """The address it listens on: loopback here, the app host's own address on another host."""
+    group_usage: Callable[[], GroupUsage | None] | None = None
+    """On another host (no local pids to account): its process group's CPU so far and RSS now."""
+
+
+@dataclass(frozen=True)
+class GroupUsage:
+    """A remote server's process group as /proc on its host shows it."""
+
+    cpu_s: float
+    """user + system of its live processes, plus what they reaped (so a worker that ended still counts)."""
+    rss_mb: float
+    processes: int
 
 
 def process_tree(roots: tuple[int, ...]) -> set[int]:

@@ -11,6 +11,7 @@ check that the environment's python is there; on a real host `stage_command` is 
 from __future__ import annotations
 
 import shlex
+import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -18,9 +19,30 @@ from pathlib import Path
 
 from pywebbench.catalog.model import LaunchSpec
 from pywebbench.loadgen.base import taskset_prefix
-from pywebbench.measure.launchers import RunningServer, base_environment
+from pywebbench.measure.launchers import GroupUsage, RunningServer, base_environment
 from pywebbench.plan.sessions import Session
 from pywebbench.stage.ssh import SshConnection, SshError
+
+_GROUP_USAGE = """
+import os, sys
+pgid, tck, page = int(sys.argv[1]), os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+cpu = rss = n = 0
+for d in os.listdir("/proc"):
+    if not d.isdigit():
+        continue
+    try:
+        f = open("/proc/" + d + "/stat").read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        continue
+    if int(f[2]) != pgid or f[0] == "Z":
+        continue
+    cpu += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+    rss += int(f[21]) * page
+    n += 1
+print(cpu / tck, rss / 2**20, n)
+"""
+"""The server's process group on its host: CPU (its live processes' own and reaped children's),
+RSS and process count, from /proc/PID/stat (fields 5, 14-17, 24)."""
 
 _FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
 
@@ -87,5 +109,15 @@ class RemoteLauncher:
                 except (OSError, SshError):
                     return ""
 
+            def usage() -> GroupUsage | None:
+                if proc.pgid is None:
+                    return None
+                try:
+                    done = self.conn.run(["python3", "-c", _GROUP_USAGE, str(proc.pgid)], timeout=15)
+                    cpu, rss, count = done.stdout.split()
+                    return GroupUsage(float(cpu), float(rss), int(count))
+                except (SshError, ValueError, subprocess.TimeoutExpired):
+                    return None
+
             yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail, (), proc.poll,
-                                proc.terminate)
+                                proc.terminate, host=self.address, group_usage=usage)

@@ -239,7 +239,8 @@ class Rounds:
         mark = runner.watchdog.mark()
         runner.watchdog.during = f"{live.session.label} and {partner.session.label} {workload.name}"
         started_at = now()
-        requests = [runner.load_request(sp, s.port, workload.path, workload.requests) for (s, _), sp in zip(sides, specs, strict=True)]
+        requests = [runner.load_request(sp, s.port, workload.path, workload.requests, host=s.host)
+                    for (s, _), sp in zip(sides, specs, strict=True)]
         self._duet_settle(requests, specs)
         with ExitStack() as sampling:
             peak = runner.db_peak(sampling, live, workload)

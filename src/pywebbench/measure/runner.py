@@ -24,7 +24,8 @@ from pywebbench.loadgen.base import LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant, ProcAccountant
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
 from pywebbench.measure.checks import instrument_check
-from pywebbench.measure.launchers import HOST, RunningServer, app_role, launcher_for, stack_info
+from pywebbench.measure.launchers import RunningServer, app_role, launcher_for, stack_info
+from pywebbench.measure.placement import Placement
 from pywebbench.measure.overlap import allowed_in_flight, overlap_problem
 from pywebbench.measure.settle import wrk_settle
 from pywebbench.measure.verify import NotReady, keeps_alive, verify_endpoint, wait_ready
@@ -69,6 +70,7 @@ class Runner(WindowMeasurer):
         settle: Callable[[LoadRequest, float, Path], None] = wrk_settle,
         watchdog: Watchdog | None = None,
         on_note: Callable[[str], None] = lambda text: None,
+        placement: Placement | None = None,
     ) -> None:
         self.run_dir = run_dir
         self.writer = writer
@@ -89,6 +91,8 @@ class Runner(WindowMeasurer):
         """Names, restarts and marks deaths of the backing services and proxies (not started
         here: without its thread it still looks at every window's end)."""
         self.on_note = on_note
+        self.placement = placement
+        """Roles on other hosts (--hosts, --topology netns): their launcher, links and delays."""
         self._proxies: dict[str, NginxService] = {}
         """Live nginx proxies by accounting role, re-enrolled after the watchdog restarts one."""
         self.ledger = TimeLedger()
@@ -169,6 +173,11 @@ class Runner(WindowMeasurer):
 
     def _retune(self, session: Session) -> None:
         """Give pgbouncer and the upstream this sweep point's knobs before the server starts."""
+        if self.placement is not None:
+            started = time.monotonic()
+            for record in self.placement.retune(session):  # this point's link delay, and the RTT measured
+                self.writer.add_service(record)
+            self.ledger.add("service starts", time.monotonic() - started)
         if self.backing is None:
             return
         caps = {t.max_db_sessions for t in session.trials if t.max_db_sessions is not None}
@@ -206,14 +215,22 @@ class Runner(WindowMeasurer):
             try:
                 app_env = self.backing.app_environment(session.stack, session.trials[0], lane) \
                     if self.backing is not None else dict(session.app_env)
+                if self.placement is not None:
+                    app_env = self.placement.app_environment(app_env)
+                launcher = self.placement.launcher(session, env_path) if self.placement is not None else \
+                    launcher_for(session.stack, env_path, self.backing.go if self.backing else None)
                 server = running.enter_context(
-                    launcher_for(session.stack, env_path, self.backing.go if self.backing else None).start(
+                    launcher.start(
                         session, label, app_env, self.run_dir / "logs",
                         self.accountant.launcher(app_role(session.label))))
                 info = stack_info(stack, session, env_hash, server.argv)
-                wait_ready(HOST, server.port, session.workloads[0].path,
+                wait_ready(server.host, server.port, session.workloads[0].path,
                            timeout_s=self.ready_timeout_s, alive=server.alive)
-                port = server.port
+                host, port = server.host, server.port
+                if self.placement is not None:  # the link (and its delay) between generator and app
+                    host, port = running.enter_context(self.placement.front(server, label))
+                    for record in self.placement.take_pending():
+                        self.writer.add_service(record)
                 if self.topology == "nginx" and stack.server.native != "nginx":
                     proxy = running.enter_context(
                         NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port))
@@ -235,7 +252,7 @@ class Runner(WindowMeasurer):
             self.enroll_services()
             self.live_roles.add(role)
             running.callback(self._retire, role, proxy_role)
-            yield replace(self._verify(session, info, server, port, role, proxy_role, launch), lane=lane)
+            yield replace(self._verify(session, info, server, host, port, role, proxy_role, launch), lane=lane)
 
     def heal(self) -> None:
         """Restart any backing service or proxy that died (raises ServiceLost where it cannot)."""
@@ -256,7 +273,7 @@ class Runner(WindowMeasurer):
         if proxy_role:
             self.accountant.retire(proxy_role)
 
-    def _verify(self, session: Session, info: StackInfo, server: RunningServer, port: int, role: str,
+    def _verify(self, session: Session, info: StackInfo, server: RunningServer, host: str, port: int, role: str,
                 proxy_role: str | None, launch: int) -> Live:
         """Every answer exact, keep-alive observed, waits overlapping where the stack claims so."""
         started = time.monotonic()
@@ -264,8 +281,8 @@ class Runner(WindowMeasurer):
         expected = {t.workload: replace(base_expected, cpu_size=t.cpu_size or base_expected.cpu_size)
                     for t in session.trials}
         answers: dict[str, bytes] = {}
-        problems = {w.name: verify_endpoint(HOST, port, w, expected[w.name], answers) for w in session.workloads}
-        keepalive, probe_problem = keeps_alive(HOST, port, session.workloads[0].path)
+        problems = {w.name: verify_endpoint(host, port, w, expected[w.name], answers) for w in session.workloads}
+        keepalive, probe_problem = keeps_alive(host, port, session.workloads[0].path)
         claims_async = session.stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
         overlap: dict[str, str | None] = {}
         for spec, workload in zip(session.trials, session.workloads, strict=True):
@@ -276,8 +293,8 @@ class Runner(WindowMeasurer):
                 # (/posts has no delay to overlap, on PostgreSQL or SQLite: it is not checked.)
                 cap = partial(allowed_in_flight, max_db_sessions=spec.max_db_sessions, db_pool=spec.db_pool,
                               workers=session.workers) if workload.name == "db" else None
-                found = overlap_problem(port, workload.path, delay, in_flight=cap)
+                found = overlap_problem(port, workload.path, delay, in_flight=cap, host=host)
             overlap[workload.name] = found
         self.ledger.add("checks", time.monotonic() - started)
         return Live(session, info, server, port, keepalive, problems, overlap, role, proxy_role, launch,
-                    launch_checks=instrument_check("keep-alive probe", probe_problem), answers=answers)
+                    launch_checks=instrument_check("keep-alive probe", probe_problem), answers=answers, host=host)

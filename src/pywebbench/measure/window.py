@@ -20,7 +20,7 @@ from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant, WindowUsage
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
 from pywebbench.measure.checks import instrument_check, trial_checks
-from pywebbench.measure.launchers import HOST, RunningServer, process_tree, server_gone
+from pywebbench.measure.launchers import HOST, GroupUsage, RunningServer, process_tree, server_gone
 from pywebbench.measure.procsampler import OTHER
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, TrialSpec, TrialStatus
@@ -85,6 +85,8 @@ class Live:
     """Checks found at launch that hold for every window of it (a failed keep-alive probe)."""
     answers: Mapping[str, bytes] = field(default_factory=dict)
     """A traffic mix's right bodies by request, compared across the live servers (odd_answers)."""
+    host: str = HOST
+    """Where the load goes with `port`: loopback, the app host, or the link proxy in front of it."""
 
 
 def load_failed(live: Live, exc: LoadGenError) -> tuple[TrialStatus, str]:
@@ -102,6 +104,17 @@ def died_during(live: Live) -> str | None:
     if live.server.alive():
         return None
     return f"{server_gone(live.session.label, live.server)} during the window\n{live.server.log_tail()}"
+
+
+REMOTE_SOURCE = "proc over ssh"
+"""The app's CPU read on its own host: its server's process group in /proc, at the window's edges."""
+
+
+def _remote_app(before: GroupUsage | None, after: GroupUsage | None, window_s: float) -> tuple[ResourceUsage, ...]:
+    """The app's usage on another host over the window (RSS at its end, not a peak); none if unread."""
+    if before is None or after is None:
+        return ()
+    return (ResourceUsage("app", max(0.0, after.cpu_s - before.cpu_s), after.rss_mb, after.processes, window_s),)
 
 
 class WindowMeasurer:
@@ -174,16 +187,16 @@ class WindowMeasurer:
                        error=f"{cause}\n{result.error}" if result.error else cause)
 
     def load_request(self, spec: TrialSpec, port: int, path: str,
-                     mix: tuple[HttpRequest, ...] = ()) -> LoadRequest:
+                     mix: tuple[HttpRequest, ...] = (), host: str = HOST) -> LoadRequest:
         return LoadRequest(
-            url=f"http://{HOST}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
+            url=f"http://{host}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
             cpus=spec.loadgen_cpus, requests=spec.requests, timeout_s=self.request_timeout_s,
             keepalive=self.keepalive, rate=spec.rate, label=spec.trial_id, mix=mix,
         )
 
     def prepare(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float, settle_s: float) -> None:
         """Discarded load before a window: a warmup after a start, or a short settle between windows."""
-        base = self.load_request(spec, live.port, workload.path, workload.requests)
+        base = self.load_request(spec, live.port, workload.path, workload.requests, host=live.host)
         work_dir = self.run_dir / "loadgen"
         if warmup_s > 0:
             started = time.monotonic()
@@ -206,6 +219,8 @@ class WindowMeasurer:
         backing = self.backing
         if backing is None or backing.pgbouncer is None or Needs.DATABASE not in workload.needs:
             return None
+        if getattr(self, "placement", None) is not None:  # pgbouncer is on the db host: not read from here
+            return None
         if live.info.db == "sqlite":  # /posts read a file: no session to count (None, not 0)
             return None
         lane = live.lane
@@ -219,12 +234,16 @@ class WindowMeasurer:
         try:
             self.prepare(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
             load_average = os.getloadavg()
+            remote_before = server.group_usage() if server.group_usage is not None else None
             started = time.monotonic()
             with ExitStack() as sampling:
                 peak = self.db_peak(sampling, live, workload)
                 usage = sampling.enter_context(self.accountant.window(peak_of=(live.role,))) \
                     if self.sample_resources else None
-                load = self.generator.run(self.load_request(spec, live.port, workload.path, workload.requests), self.run_dir / "loadgen")
+                load = self.generator.run(self.load_request(spec, live.port, workload.path, workload.requests,
+                                                            host=live.host), self.run_dir / "loadgen")
+                window_s = time.monotonic() - started
+            remote_after = server.group_usage() if server.group_usage is not None else None
             self.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
             status, failure = load_failed(live, exc)
@@ -242,10 +261,11 @@ class WindowMeasurer:
             spec, live.info, status, started_at, now(), load=load, keepalive=live.keepalive, error=error,
             db_sessions=peak.peak if peak is not None else None,
             checks=instrument_check("#DB sampler", peak.error if peak is not None else None),
-            resources=self.usages_for(live, usage) if usage is not None else (),
+            resources=(self.usages_for(live, usage) if usage is not None else ())
+            + _remote_app(remote_before, remote_after, window_s),
             sampler_cpu_s=usage.sampler_cpu_s if usage is not None else None,
             load_average=load_average,
-            cpu_source=self.accountant.source,
+            cpu_source=REMOTE_SOURCE if remote_after is not None else self.accountant.source,
             steal_s=usage.steal_s if usage is not None else None,
         )
 
@@ -255,6 +275,8 @@ class WindowMeasurer:
         out: list[ResourceUsage] = []
         idle: list[ResourceUsage] = []
         for role, u in usage.usages.items():
+            if role == live.role and not live.server.pids:
+                continue  # a server on another host: its CPU is not read here (blank, not zero)
             if role == live.role:
                 out.append(replace(u, role="app"))
             elif live.proxy_role is not None and role == live.proxy_role:

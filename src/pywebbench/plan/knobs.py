@@ -33,6 +33,7 @@ def knob_labels(spec: TrialSpec, omit: Iterable[str] = ()) -> list[str]:
          None if spec.upstream_delay_s is None else f"upstream delay {spec.upstream_delay_s * 1000:g} ms"),
         ("cpu_size", None if spec.cpu_size is None else f"sieve of {spec.cpu_size:,}"),
         ("stack_cpus", f"stack CPUs {cpus_label(spec.stack_cpus)}"),
+        ("rtt_s", None if spec.rtt_s is None else f"RTT +{spec.rtt_s * 1000:g} ms per link"),
     ]
     return [text for name, text in parts if text is not None and name not in skip]
 

@@ -22,7 +22,7 @@ METHODS = ("interleaved", "duet", "restart")
 """interleaved: live servers, short windows cycled in a fresh random order per round (the
 default); duet: every pair of stacks loaded at once each round on the same CPUs, equal CPU shares;
 restart: a server start, warmup and one window per trial (the seeds' own method)."""
-TOPOLOGIES = ("direct", "nginx")
+TOPOLOGIES = ("direct", "nginx", "netns")
 """direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""
 
 # Seed 000's headline stacks plus one of each other server family: a few minutes on 2 cores.
@@ -135,6 +135,12 @@ class RunOptions:
     upstream_size: int = 1024
     cpu_size: int = 100_000
     topology: str = "direct"
+    hosts: str | None = None
+    """The --hosts inventory (a path): roles on other hosts over SSH; None keeps everything here."""
+    rtt_s: float | None = None
+    """The round trip added to every link between roles (--rtt, sweepable); hosts or netns only."""
+    allow_remote: bool = False
+    """The inventory may name public addresses."""
     driver: str | None = None
     """Override every stack's DB driver (default: the right one for its concurrency model)."""
     db: str = "postgresql"
@@ -223,10 +229,32 @@ class RunOptions:
             raise UserError("--db sqlite is for the posts workload: db and api need PostgreSQL (pg_sleep, writes)")
         if self.topology not in TOPOLOGIES:
             raise UserError(f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+        self._validate_placement()
         if self.generator not in GENERATOR_NAMES:
             raise UserError(f"--generator must be one of {', '.join(GENERATOR_NAMES)}, got {self.generator!r}")
         if self.aggregation not in AGGREGATIONS:
             raise UserError(f"--aggregation must be one of {', '.join(AGGREGATIONS)}, got {self.aggregation!r}")
+
+    @property
+    def placed(self) -> bool:
+        """Roles on several hosts: an inventory, or the netns rig."""
+        return self.hosts is not None or self.topology == "netns"
+
+    def _validate_placement(self) -> None:
+        if self.hosts is not None and self.topology != "direct":
+            raise UserError(f"--hosts places the roles itself: it does not take --topology {self.topology}")
+        if self.rtt_s is not None and not self.placed:
+            raise UserError("--rtt delays the links between hosts, and on a single host there are none: "
+                            "add --hosts HOSTS_TOML or --topology netns")
+        if self.rtt_s is not None and self.rtt_s < 0:
+            raise UserError("--rtt must not be negative")
+        if self.placed and self.generator != "wrk":
+            raise UserError(f"several hosts load with wrk on the generator hosts; --generator {self.generator} "
+                            "is not supported there")
+        if self.placed and self.method == "duet":
+            raise UserError("--method duet is not supported on several hosts yet: use interleaved or restart")
+        if self.placed and self.db == "sqlite":
+            raise UserError("--db sqlite reads a file on the app host; several hosts need PostgreSQL")
 
     def _validate_method(self) -> None:
         if self.precision is not None and not 0 < self.precision < 1:
@@ -274,7 +302,7 @@ class RunOptions:
 
 _FIELDS = {f.name: f for f in fields(RunOptions)}
 _ALIASES = {"duration": "duration_s", "warmup": "warmup_s", "timeout": "timeout_s", "ready_timeout": "ready_timeout_s",
-            "db_delay": "db_delay_s", "upstream_delay": "upstream_delay_s", "settle": "settle_s", "budget": "budget_s"}
+            "db_delay": "db_delay_s", "upstream_delay": "upstream_delay_s", "rtt": "rtt_s", "settle": "settle_s", "budget": "budget_s"}
 
 
 def parse_duration(value: Any) -> float:

@@ -109,6 +109,8 @@ def serves(stack: Stack, workload: Workload) -> bool:
 def knobs_for(workload: Workload, options: RunOptions) -> dict[str, Any]:
     """The knobs that shape this workload's result, recorded in (and comparing) its trials."""
     knobs: dict[str, Any] = {"topology": options.topology}
+    if options.rtt_s is not None:
+        knobs["rtt_s"] = options.rtt_s
     if Needs.DATABASE in workload.needs:
         knobs.update(max_db_sessions=options.max_db_sessions, db_pool=options.db_pool)
     if workload.name == "db":

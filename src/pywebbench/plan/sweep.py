@@ -61,6 +61,7 @@ class Knob(Enum):
     RATE = "rate"
     DB_POOL = "db_pool"
     CPU_SIZE = "cpu_size"
+    RTT = "rtt"
 
     @property
     def spec(self) -> KnobSpec:
@@ -83,6 +84,8 @@ _SPECS: dict[Knob, KnobSpec] = {
     Knob.RATE: KnobSpec("rate", Kind.RATE, loadgen_only=True),
     Knob.DB_POOL: KnobSpec("db_pool", Kind.COUNT, zero_allowed=True),
     Knob.CPU_SIZE: KnobSpec("cpu_size", Kind.COUNT),
+    # The round trip added on every link between hosts (--hosts, --topology netns).
+    Knob.RTT: KnobSpec("rtt_s", Kind.SECONDS, zero_allowed=True),
 }
 
 

@@ -56,6 +56,42 @@ def keepalive_label(row: Row) -> str:
     return {True: "on", False: "off", None: "?"}[row.keepalive]
 
 
+def placement_lines(results: ResultSet) -> list[str]:
+    """Roles on several hosts: each role's host, the delay mechanism, the RTT measured per point."""
+    placed = next((s for s in results.services if s.name == "placement"), None)
+    if placed is None:
+        return []
+    config = placed.config
+    hosts = config.get("hosts", {}) if isinstance(config.get("hosts"), dict) else {}
+
+    def where(name: object) -> str:
+        host = hosts.get(name, {}) if isinstance(name, str) else {}
+        cpus = host.get("cpus") if isinstance(host, dict) else None
+        address = host.get("address", "?") if isinstance(host, dict) else "?"
+        return f"{name} ({address}{f', {cpus} CPUs' if cpus else ''})"
+
+    roles = config.get("roles", {}) if isinstance(config.get("roles"), dict) else {}
+    lines = [f"Hosts ({placed.version}): " + "; ".join(
+        f"{role} on {', '.join(where(n) for n in names)}" for role, names in roles.items() if isinstance(names, list))]
+    lines.append(f"Links: {config.get('delay_mechanism', '?')}; {config.get('cpu_accounting', '')}.")
+    per_point: dict[str, list[str]] = {}
+    cpu: float | None = None
+    for record in results.services:
+        if not record.name.startswith("link "):
+            continue
+        c = record.config
+        measured = c.get("rtt_measured_ms")
+        text = f"{record.name[5:]} {measured:.2f} ms" if isinstance(measured, (int, float)) else record.name[5:]
+        per_point.setdefault(str(c.get("point", "?")), []).append(text)
+        if isinstance(c.get("proxy_cpu_s"), (int, float)):
+            cpu = float(c["proxy_cpu_s"])
+    for point, texts in per_point.items():
+        lines.append(f"  measured RTT at {point}: {', '.join(dict.fromkeys(texts))}")
+    if cpu is not None:
+        lines.append(f"  link proxies' CPU by the last measurement: {cpu:.2f} s")
+    return lines
+
+
 def cell_title(spec: TrialSpec) -> str:
     """'hello - 100 connections - wrk - 5s (+2s warmup) - stack CPUs 1, generator CPUs 0 - ...'."""
     timing = f"{spec.requests:,} requests" if spec.requests else f"{spec.duration_s:g}s (+{spec.warmup_s:g}s warmup)"

@@ -11,7 +11,8 @@ from pywebbench.analyze.precision import precision_note
 from pywebbench.analyze.rows import Summary, run_aggregation, summarize
 from pywebbench.measure.checks import advice, check_name
 from pywebbench.report.columns import Format, TableInfo, row_cells, shown
-from pywebbench.report.common import cell_title, cells, inert, method_note, plain_console, run_workloads
+from pywebbench.report.common import (cell_title, cells, inert, method_note, placement_lines, plain_console,
+                                      run_workloads)
 from pywebbench.report.deploy import app_notes, deploy_commands, render_deploy
 from pywebbench.results.model import ResultSet
 
@@ -73,6 +74,7 @@ def _notes(results: ResultSet, summary: Summary) -> list[str]:
     if costs:
         lines.append(f"Resource sampling cost: median {statistics.median(costs):.2f}% of one core per window "
                      f"(max {max(costs):.2f}%), measured on each trial.")
+    lines.extend(placement_lines(results))
     note = precision_note(results, summary)
     if note:
         lines.append(note)

@@ -116,6 +116,8 @@ class Cell(NamedTuple):
     stack_cpus: int
     """The count of CPUs given to the stack, not which ones."""
     rate: float | None
+    rtt_s: float | None = None
+    """The round trip added on each link between hosts (None: one host, no links)."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,8 @@ class TrialSpec:
     cpu_size: int | None = None
     rate: float | None = None
     """Open-loop request rate (req/s); None for closed loop."""
+    rtt_s: float | None = None
+    """The round trip added on each link between hosts (--rtt); None on one host."""
     alias: str = ""
     """A second name for the same stack (calibrate's A/A and A/B runs), '' otherwise."""
     app_env: tuple[tuple[str, str], ...] = ()
@@ -168,7 +172,7 @@ class TrialSpec:
         """What must match for two trials to be compared (ratios, repeats)."""
         return Cell(self.workload, self.connections, self.workers, self.threads, self.topology,
                     self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size,
-                    len(self.stack_cpus), self.rate)
+                    len(self.stack_cpus), self.rate, self.rtt_s)
 
     @property
     def label(self) -> str:

@@ -80,6 +80,7 @@ class LinkProxies:
         self.work_dir = work_dir
         self.api_port = 0
         self.links: dict[str, Link] = {}
+        self.rtt_ms = 0
         self._proc: RemoteProcess | None = None
 
     def __enter__(self) -> LinkProxies:
@@ -110,10 +111,10 @@ class LinkProxies:
         return done.stdout
 
     def add(self, name: str, listen: str, upstream: str) -> Link:
-        """A proxy from `listen` (on this host) to `upstream`, with a latency toxic at 0 ms."""
+        """A proxy from `listen` (on this host) to `upstream`, with a latency toxic at this host's delay."""
         self._call("POST", "/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": True})
         self._call("POST", f"/proxies/{name}/toxics", {"name": "delay", "type": "latency", "stream": "downstream",
-                                                        "toxicity": 1.0, "attributes": {"latency": 0, "jitter": 0}})
+                                                        "toxicity": 1.0, "attributes": {"latency": self.rtt_ms, "jitter": 0}})
         link = Link(name, listen, upstream)
         self.links[name] = link
         return link
@@ -121,8 +122,14 @@ class LinkProxies:
     def set_rtt(self, rtt_s: float) -> None:
         """Every link of this host delayed by `rtt_s` per round trip (whole milliseconds)."""
         ms = round(rtt_s * 1000)
+        self.rtt_ms = ms
         for name in self.links:
             self._call("POST", f"/proxies/{name}/toxics/delay", {"attributes": {"latency": ms, "jitter": 0}})
+
+    def remove(self, name: str) -> None:
+        """The link's proxy deleted (its server stopped): its port is free again."""
+        self.links.pop(name, None)
+        self._call("DELETE", f"/proxies/{name}")
 
     def cpu_seconds(self) -> float:
         """The proxy's CPU time so far (user + system), from /proc on its host."""

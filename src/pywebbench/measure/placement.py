@@ -1,0 +1,276 @@
+"""Roles on their hosts for one run (`--hosts`, `--topology netns`): what the runner asks of them.
+
+A `Placement` opens one SSH connection per host, starts the db role (PostgreSQL and
+pgbouncer, services/remote_db.py) on its host, and puts a Toxiproxy link in front of each
+thing crossed between hosts: app -> db on the db host, generator -> app on the app host (one
+proxy per launched server, so every generator host reaches it at the same address). Every
+link goes through its proxy at every sweep point, 0 ms included, so points differ only by
+the delay. The runner asks it for the app's launcher (`RemoteLauncher`), for the address the
+load goes to (`front`), and at each launch for the point's delay (`retune`), which it sets on
+every link and then measures; each measurement is a service record of the results.
+
+The app's CPU is read on its host (measure/remote.py: its process group in /proc at the
+window's edges). What is not wired yet, and said so in the results' placement record:
+pgbouncer's session count (#DB) on the db host, and per-lane pgbouncer databases.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pywebbench.loadgen.base import LoadGenError, LoadRequest
+from pywebbench.loadgen.remote import RemoteWrk, run_together
+from pywebbench.measure.launchers import RunningServer
+from pywebbench.measure.remote import RemoteLauncher, stage_environment
+from pywebbench.plan.hosts import Role
+from pywebbench.plan.sessions import Session
+from pywebbench.results.model import LoadResult, ServiceRecord
+from pywebbench.services.links import HTTP_PROBE, MECHANISM, PG_SSL_REQUEST, LinkProxies, RttMeasurement, measure_rtt
+from pywebbench.services.remote_db import RemoteDb
+from pywebbench.stage.ssh import SshConnection, SshError, SshTarget
+
+_FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
+APP_CPU = ("the app's CPU read over SSH on its host, from /proc for its server's process group at each window's "
+           "edges (RSS at the window's end, not a peak); the other roles' CPU on their hosts is not accounted")
+
+
+@dataclass(frozen=True)
+class PlacedHost:
+    """A host of the run and the roles it takes."""
+
+    name: str
+    address: str
+    roles: tuple[Role, ...]
+    target: SshTarget
+
+
+@dataclass(frozen=True)
+class PlacementConfig:
+    needs_db: bool
+    db_rows: int
+    db_sessions: int
+    rtt_s: float
+    """The delay of a point that sets none (--rtt, or 0)."""
+    toxiproxy: Path
+    python: str = sys.executable
+    """The python that runs the db role on its host (the same path there: a shared filesystem or
+    the same install)."""
+
+
+class Placement:
+    """`with Placement(hosts, work_dir, config) as placed:` every role's host reached and ready."""
+
+    def __init__(self, hosts: Sequence[PlacedHost], work_dir: Path, config: PlacementConfig,
+                 mode: str) -> None:
+        self.hosts = tuple(hosts)
+        self.work_dir = work_dir
+        self.config = config
+        self.mode = mode
+        """netns or hosts: how the hosts were made."""
+        self.conns: dict[str, SshConnection] = {}
+        self.machines: dict[str, dict[str, Any]] = {}
+        self.db_link: str | None = None
+        self._dsn: str | None = None
+        self._db_links: LinkProxies | None = None
+        self._app_links: LinkProxies | None = None
+        self._stack = ExitStack()
+        self._staged: set[Path] = set()
+        self._rtt_s: float | None = None
+        self._point = ""
+        self.pending: list[ServiceRecord] = []
+        self.generators: tuple[RemoteWrk, ...] = ()
+
+    def host_of(self, role: Role) -> PlacedHost:
+        found = [h for h in self.hosts if role in h.roles]
+        return found[0] if found else self.host_of(Role.APP)
+
+    def __enter__(self) -> Placement:
+        try:
+            self._open()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def _open(self) -> None:
+        control = Path(tempfile.mkdtemp(prefix="pwb-ssh-"))  # a socket path must be short
+        self._stack.callback(shutil.rmtree, control, True)
+        for host in self.hosts:
+            self.conns[host.name] = self._stack.enter_context(SshConnection(host.target, control, host.name))
+        for host in self.hosts:
+            self.machines[host.name] = {"address": host.address, "roles": [r.value for r in host.roles],
+                                        **_machine(self.conns[host.name])}
+        app, db = self.host_of(Role.APP), self.host_of(Role.DB)
+        links = self.work_dir / "links"
+        for name in {app.name, db.name}:
+            _require(self.conns[name], self.config.toxiproxy)
+        if self.config.needs_db:
+            db_dir = Path(tempfile.mkdtemp(prefix="pwb-db-"))
+            db_dir.chmod(0o755)  # PostgreSQL's own user must reach its directory
+            self._stack.callback(shutil.rmtree, db_dir, True)
+            conn = self.conns[db.name]
+            remote_db = self._stack.enter_context(RemoteDb(conn, self.config.python, db_dir, self.config.db_rows,
+                                                           self.config.db_sessions))
+            assert remote_db.info is not None
+            self._db_links = self._stack.enter_context(LinkProxies(conn, str(self.config.toxiproxy), links / "db"))
+            port = _free_port(conn, db.address)
+            link = self._db_links.add("app-db", f"{db.address}:{port}", f"127.0.0.1:{remote_db.info.port}")
+            self.db_link = link.listen
+            self._dsn = remote_db.info.dsn.replace(f"@127.0.0.1:{remote_db.info.port}/", f"@{link.listen}/")
+        self._app_links = self._stack.enter_context(
+            LinkProxies(self.conns[app.name], str(self.config.toxiproxy), links / "app"))
+        self.generators = tuple(RemoteWrk(self.conns[h.name], str(self.work_dir / "generators" / h.name))
+                                for h in self.hosts if Role.GENERATOR in h.roles)
+
+    # -- what the runner asks ------------------------------------------------------------------
+
+    def app_environment(self, env: dict[str, str]) -> dict[str, str]:
+        """The app's environment with its DSN through the app -> db link."""
+        return {**env, "PWB_DSN": self._dsn} if self._dsn is not None and "PWB_DSN" in env else env
+
+    def launcher(self, session: Session, env_path: Path | None) -> RemoteLauncher:
+        if env_path is None:
+            raise RuntimeError(f"{session.stack.id} is a native server: only Python stacks run on another host yet")
+        app = self.host_of(Role.APP)
+        conn = self.conns[app.name]
+        if env_path not in self._staged:
+            stage_environment(conn, env_path)
+            self._staged.add(env_path)
+        return RemoteLauncher(conn, app.address, str(env_path / "bin" / "python"), str(self.work_dir / "app"),
+                              env_path)
+
+    @contextmanager
+    def front(self, server: RunningServer, label: str) -> Iterator[tuple[str, int]]:
+        """The generator -> app link in front of a server: where the load goes, for as long as it runs."""
+        assert self._app_links is not None
+        app = self.host_of(Role.APP)
+        conn = self.conns[app.name]
+        name = "gen-app-" + label.replace(":", "_").replace("/", "_")
+        port = _free_port(conn, app.address)
+        link = self._app_links.add(name, f"{app.address}:{port}", f"{server.host}:{server.port}")
+        try:
+            if self.generators:  # measured from a generator host, as the load crosses it
+                self._record_rtt(name, measure_rtt(self.generators[0].conn, link.listen, HTTP_PROBE, count=10),
+                                 self.generators[0].conn.name)
+            yield app.address, port
+        finally:
+            try:
+                self._app_links.remove(name)
+            except SshError:
+                pass  # the proxy itself is stopped with the run
+
+    def retune(self, session: Session) -> list[ServiceRecord]:
+        """This point's delay on every link, then the app -> db round trip measured."""
+        spec = session.trials[0] if session.trials else None
+        rtt = spec.rtt_s if spec is not None and spec.rtt_s is not None else self.config.rtt_s
+        self._point = f"rtt={rtt * 1000:g}ms"
+        if rtt == self._rtt_s:
+            return []
+        for proxies in (self._db_links, self._app_links):
+            if proxies is not None:
+                proxies.set_rtt(rtt)
+        self._rtt_s = rtt
+        records = self.take_pending()
+        if self.db_link is not None:
+            app = self.host_of(Role.APP)
+            records.append(self._rtt_record("app-db", measure_rtt(self.conns[app.name], self.db_link, PG_SSL_REQUEST),
+                                            app.name))
+        return records
+
+    def _record_rtt(self, link: str, measured: RttMeasurement, client: str) -> None:
+        self.pending.append(self._rtt_record(link, measured, client))
+
+    def take_pending(self) -> list[ServiceRecord]:
+        """RTT records made during a launch (the generator link), for the runner's writer."""
+        taken, self.pending = self.pending, []
+        return taken
+
+    def _rtt_record(self, link: str, measured: RttMeasurement, client: str) -> ServiceRecord:
+        kind = "gen-app" if link.startswith("gen-app-") else link
+        return ServiceRecord(f"link {kind}", "toxiproxy", {
+            "link": link, "point": self._point, "rtt_set_ms": (self._rtt_s or 0.0) * 1000,
+            "rtt_measured_ms": measured.median_s * 1000, "rtt_min_ms": measured.min_s * 1000,
+            "samples": measured.samples, "measured_from": client, "mechanism": MECHANISM,
+            "proxy_cpu_s": self.proxy_cpu_s(),
+        })
+
+    def proxy_cpu_s(self) -> float | None:
+        """The link proxies' CPU so far, summed over their hosts (what delaying the links cost)."""
+        try:
+            return sum(p.cpu_seconds() for p in (self._db_links, self._app_links) if p is not None)
+        except (SshError, ValueError, IndexError):
+            return None
+
+    def describe(self) -> dict[str, Any]:
+        """The placement record of the results header: each role's host, each host's machine."""
+        roles = {r.value: [h.name for h in self.hosts if r in h.roles] or [self.host_of(Role.APP).name]
+                 for r in (Role.GENERATOR, Role.APP, Role.DB)}
+        return {"mode": self.mode, "roles": roles, "hosts": self.machines, "delay_mechanism": MECHANISM,
+                "cpu_accounting": APP_CPU,
+                "not_wired": ["#DB (pgbouncer's sessions on the db host)", "per-lane pgbouncer databases",
+                              "--max-db-sessions sweeps on the db host"]}
+
+    # -- the generator role --------------------------------------------------------------------
+
+    def run_load(self, request: LoadRequest, work_dir: Path) -> LoadResult:
+        """The window's load from every generator host, merged from raw records when there are several."""
+        if len(self.generators) == 1:
+            return self.generators[0].run(request, work_dir)
+        merged = run_together(self.generators, request, work_dir)
+        return merged.result
+
+    def settle(self, request: LoadRequest, seconds: float, work_dir: Path) -> None:
+        if seconds <= 0:
+            return
+        try:
+            self.generators[0].run(replace(request, duration_s=max(1.0, seconds), label=f"{request.label}.settle"),
+                                   work_dir)
+        except LoadGenError:
+            pass  # a discarded load: the window after it says what is wrong
+
+
+class PlacedGenerator:
+    """The LoadGenerator the runner sees: wrk on the generator hosts."""
+
+    name = "wrk"
+
+    def __init__(self, placement: Placement) -> None:
+        self.placement = placement
+
+    def version(self) -> str:
+        return self.placement.generators[0].version() if self.placement.generators else "unknown"
+
+    def run(self, request: LoadRequest, work_dir: Path) -> LoadResult:
+        return self.placement.run_load(request, work_dir)
+
+
+def _machine(conn: SshConnection) -> dict[str, Any]:
+    done = conn.run(["sh", "-c", "nproc; uname -r; uname -m; (grep -m1 'model name' /proc/cpuinfo || true)"],
+                    check=False, timeout=20)
+    lines = done.stdout.strip().splitlines()
+    try:
+        cpus: int | None = int(lines[0])
+    except (IndexError, ValueError):
+        cpus = None
+    return {"cpus": cpus, "kernel": lines[1] if len(lines) > 1 else "",
+            "arch": lines[2] if len(lines) > 2 else "",
+            "cpu_model": lines[3].split(":", 1)[-1].strip() if len(lines) > 3 else ""}
+
+
+def _free_port(conn: SshConnection, address: str) -> int:
+    return int(conn.run(["python3", "-c", _FREE_PORT, address], timeout=15).stdout.strip())
+
+
+def _require(conn: SshConnection, binary: Path) -> None:
+    if conn.run(["test", "-x", str(binary)], check=False, timeout=15).returncode != 0:
+        raise SshError(f"{conn.name} has no toxiproxy at {binary} (the links between hosts go through it)")
