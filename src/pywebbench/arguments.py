@@ -78,7 +78,9 @@ def _rtt(text: str) -> float:
     return float(values[0])
 
 
-def _add_run_flags(p_run: argparse.ArgumentParser) -> None:
+def _add_run_flags(p_run: argparse.ArgumentParser, knob: str | None = None) -> None:
+    if knob is not None:  # run and sweep: a grid of knobs
+        p_run.add_argument("--knob", action="append", dest="knobs", default=[], metavar="NAME=V1,V2|A..B", help=knob)
     p_run.add_argument("--config", type=Path, help="TOML file with a [run] table of options")
     p_run.add_argument("--preset", help="a seed experiment (see `pywebbench list --presets`); flags override it")
     p_run.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run in DIR: only "
@@ -229,9 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_run = sub.add_parser("run", help="run a benchmark and save its results", epilog=EXIT_CODES,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_run_flags(p_run)
-    p_run.add_argument("--knob", action="append", dest="knobs", default=[], metavar="NAME=V1,V2|A..B",
-                       help="sweep a knob within the run (as `sweep --knob`), e.g. rtt=0,2ms")
+    _add_run_flags(p_run, knob="sweep a knob within the run (as `sweep --knob`), e.g. rtt=0,2ms")
     p_run.add_argument("--rate", type=_rates, help="open loop (oha): offered req/s; a list (500,1000,2000) "
                        "measures a latency-versus-offered-load curve")
     p_run.add_argument("--tune", action="store_true",
@@ -242,9 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs", epilog=EXIT_CODES,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_run_flags(p_sweep)
-    p_sweep.add_argument("--knob", action="append", dest="knobs", default=[], metavar="NAME=V1,V2|A..B",
-                         help="a knob and its values (repeatable: a grid); see `pywebbench sweep --help-knobs`")
+    _add_run_flags(p_sweep, knob="a knob and its values (repeatable: a grid); see `pywebbench sweep --help-knobs`")
     p_sweep.add_argument("--rate", type=float, help="open loop (oha): offered req/s")
 
     p_cal = sub.add_parser("calibrate", help="this machine's noise (A/A) and power (A/B with a known slowdown)",

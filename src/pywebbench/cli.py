@@ -195,10 +195,9 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
         return cmd_tune(args, catalog)
     rates: tuple[float, ...] = args.rate or ()
     options, preset = _options(args, {"rate": rates[0]} if len(rates) == 1 else {})
-    knobs: tuple[str, ...] = ()
+    knobs: tuple[str, ...] = tuple(getattr(args, "knobs", None) or ())
     if preset is not None:
-        knobs = preset_knobs(get_preset(preset))
-    knobs += tuple(getattr(args, "knobs", None) or ())
+        knobs = preset_knobs(get_preset(preset)) + knobs
     if len(rates) > 1:
         knobs += ("rate=" + ",".join(f"{r:g}" for r in rates),)
         if options.generator != "oha":

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -45,13 +44,9 @@ from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
 from pywebbench.services.watchdog import ServiceLost, Watchdog
 from pywebbench.catalog.workloads import Needs
-from pywebbench.measure.placement import PlacedGenerator, PlacedHost, Placement, PlacementConfig
-from pywebbench.plan.hosts import Inventory, Role, load_inventory
+from pywebbench.measure.placement import PlacedGenerator, hosts_ready, place_roles
+from pywebbench.plan.hosts import Inventory
 from pywebbench.results.model import ServiceRecord
-from pywebbench.stage.hostcheck import check_inventory, require_ready, target_of
-from pywebbench.stage.netns import NetnsRig
-from pywebbench.stage.ssh import SshError
-from pywebbench.stage.toxiproxy import build_toxiproxy
 from pywebbench.plan.sweep import grid, parse_knobs
 
 Point = tuple[tuple[str, Any], ...]
@@ -256,50 +251,12 @@ def _stop_signals() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous_int)
 
 
-RIG_ROLES = (("gen", Role.GENERATOR), ("app", Role.APP), ("db", Role.DB))
-"""--topology netns: the default three-role layout, a namespace each."""
-
-
-def _inventory(options: RunOptions) -> Inventory | None:
-    """--hosts read and every host checked over SSH (doctor --hosts) before anything starts."""
-    if options.hosts is None:
-        return None
-    inventory = load_inventory(Path(options.hosts), allow_remote=options.allow_remote)
-    with tempfile.TemporaryDirectory(prefix="pwb-ssh-") as control:  # short: socket paths are capped
-        require_ready(check_inventory(inventory, Path(control)))
-    return inventory
-
-
-def _placement(services: ExitStack, job: Job, plan: Plan, inventory: Inventory | None, run_dir: Path,
-               on_note: Callable[[str], None]) -> Placement:
-    """The roles' hosts reached (the netns rig made first), the db role and the links up."""
-    options = job.options
-    try:
-        toxiproxy = build_toxiproxy()
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise UserError(f"the links between hosts need Toxiproxy, and it could not be built: {exc}") from None
-    if inventory is not None:
-        hosts = [PlacedHost(h.name, h.address, h.roles, target_of(h)) for h in inventory.hosts]
-        mode = "hosts"
-    else:
-        rig = services.enter_context(NetnsRig(tuple(name for name, _ in RIG_ROLES), run_dir))
-        on_note(f"netns rig: {', '.join(f'{name} {rig.hosts[name].address}' for name, _ in RIG_ROLES)}")
-        hosts = [PlacedHost(name, rig.hosts[name].address, (role,), rig.hosts[name].target) for name, role in RIG_ROLES]
-        mode = "netns"
-    config = PlacementConfig(Needs.DATABASE in needs_of(plan), options.db_rows, options.max_db_sessions,
-                             options.rtt_s or 0.0, toxiproxy)
-    try:
-        return services.enter_context(Placement(hosts, run_dir, config, mode))
-    except (SshError, OSError) as exc:
-        raise UserError(f"the hosts could not be made ready: {str(exc).splitlines()[0]}") from None
-
-
 def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer: ResultsWriter,
             generator: LoadGenerator, run_dir: Path, on_progress: Callable[[Progress], None],
             on_note: Callable[[str], None], inventory: Inventory | None = None) -> Runner:
     """Backing services started and watched, the accountant ready, and the runner over them."""
     options = job.options
-    placement = _placement(services, job, plan, inventory, run_dir, on_note) if options.placed else None
+    placement = place_roles(services, options, Needs.DATABASE in needs_of(plan), inventory, run_dir, on_note)
     if placement is not None:
         writer.add_service(ServiceRecord("placement", placement.mode, placement.describe()))
         generator = PlacedGenerator(placement)
@@ -324,14 +281,13 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
         watchdog=watchdog, on_note=on_note, placement=placement,
     )
     run_ledger = runner.ledger
-    if placement is not None:
-        runner.settle = placement.settle  # the ceiling (nginx on this machine) is not measured across hosts
-        runner.ledger.add("service starts", time.monotonic() - service_start)
-        return runner
-    runner.ceiling = GeneratorCeiling(
-        generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,
-        on_record=writer.add_service, on_seconds=lambda s: run_ledger.add("generator ceiling", s),
-    )
+    if placement is not None:  # the ceiling (nginx on this machine) is not measured across hosts
+        runner.settle = placement.settle
+    else:
+        runner.ceiling = GeneratorCeiling(
+            generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,
+            on_record=writer.add_service, on_seconds=lambda s: run_ledger.add("generator ceiling", s),
+        )
     runner.ledger.add("service starts", time.monotonic() - service_start)
     return runner
 
@@ -355,6 +311,15 @@ def _run_restarts(job: Job, runner: Runner, begun: _Start, catalog: Catalog, cpu
     return rounds
 
 
+def _check_duet(options: RunOptions, plan: Plan, baseline: str) -> None:
+    if options.method == "duet" and baseline not in {s.label for s in plan.sessions}:
+        raise UserError(f"--method duet loads every stack beside the baseline {baseline}: add --stack {baseline}")
+    if options.method == "duet" and (count := len({s.label for s in plan.sessions})) > MAX_DUET_STACKS:
+        raise UserError(f"--method duet loads every pair of stacks each round: at most {MAX_DUET_STACKS} stacks "
+                        f"({MAX_DUET_STACKS * (MAX_DUET_STACKS - 1) // 2} windows a round), not {count}; "
+                        "use --method interleaved for more")
+
+
 def execute(
     job: Job,
     catalog: Catalog,
@@ -374,17 +339,9 @@ def execute(
     cpus = usable_cpus()
     begun = _start(job, catalog, cpus, run_dir, resume, on_note)
     plan = begun.plan
-    if options.method == "duet" and baseline not in {s.label for s in plan.sessions}:
-        raise UserError(f"--method duet loads every stack beside the baseline {baseline}: add --stack {baseline}")
-    if options.method == "duet" and (count := len({s.label for s in plan.sessions})) > MAX_DUET_STACKS:
-        raise UserError(f"--method duet loads every pair of stacks each round: at most {MAX_DUET_STACKS} stacks "
-                        f"({MAX_DUET_STACKS * (MAX_DUET_STACKS - 1) // 2} windows a round), not {count}; "
-                        "use --method interleaved for more")
+    _check_duet(options, plan, baseline)
     check_tools(plan, options)
-    if not options.placed and any(name == "rtt_s" for point in job.points for name, _ in point):
-        raise UserError("--knob rtt delays the links between hosts, and on a single host there are none: "
-                        "add --hosts HOSTS_TOML or --topology netns")
-    inventory = _inventory(options)
+    inventory = hosts_ready(options, job.points)
     if resume is None and results_path(run_dir).exists():
         raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")
     on_plan(plan, estimate_seconds(plan, options))
@@ -397,8 +354,7 @@ def execute(
     rounds = begun.first_rounds
     try:
         with _stop_signals(), ExitStack() as services:
-            runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note,
-                             inventory)
+            runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note, inventory)
             if drive is not None:
                 rounds = drive(runner, plan, budget)
             elif options.method != "restart":

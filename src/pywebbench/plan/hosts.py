@@ -24,7 +24,7 @@ import tomllib
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pywebbench.errors import UserError
 
@@ -160,3 +160,40 @@ def _check_roles(hosts: tuple[Host, ...], source: str) -> None:
         raise UserError(f"{source}: no host takes the app role")
     if not any(Role.GENERATOR in h.roles for h in hosts):
         raise UserError(f"{source}: no host takes the generator role")
+
+
+class PlacedOptions(Protocol):
+    """What of the run's options decides where roles go (RunOptions; a Protocol: options imports us)."""
+
+    @property
+    def hosts(self) -> str | None: ...
+    @property
+    def topology(self) -> str: ...
+    @property
+    def rtt_s(self) -> float | None: ...
+    @property
+    def generator(self) -> str: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def db(self) -> str: ...
+    @property
+    def placed(self) -> bool: ...
+
+
+def check_placement(options: PlacedOptions) -> None:
+    """Roles on several hosts, or an --rtt, with what they need; a bad combination is one line."""
+    if options.hosts is not None and options.topology != "direct":
+        raise UserError(f"--hosts places the roles itself: it does not take --topology {options.topology}")
+    if options.rtt_s is not None and not options.placed:
+        raise UserError("--rtt delays the links between hosts, and on a single host there are none: "
+                        "add --hosts HOSTS_TOML or --topology netns")
+    if options.rtt_s is not None and options.rtt_s < 0:
+        raise UserError("--rtt must not be negative")
+    if options.placed and options.generator != "wrk":
+        raise UserError(f"several hosts load with wrk on the generator hosts; --generator {options.generator} "
+                        "is not supported there")
+    if options.placed and options.method == "duet":
+        raise UserError("--method duet is not supported on several hosts yet: use interleaved or restart")
+    if options.placed and options.db == "sqlite":
+        raise UserError("--db sqlite reads a file on the app host; several hosts need PostgreSQL")

@@ -12,6 +12,7 @@ from typing import Any
 
 from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.errors import UserError
+from pywebbench.plan.hosts import check_placement
 
 ENV_PREFIX = "PYWEBBENCH_"
 DEFAULT_ROUNDS = 5
@@ -135,12 +136,9 @@ class RunOptions:
     upstream_size: int = 1024
     cpu_size: int = 100_000
     topology: str = "direct"
-    hosts: str | None = None
-    """The --hosts inventory (a path): roles on other hosts over SSH; None keeps everything here."""
-    rtt_s: float | None = None
-    """The round trip added to every link between roles (--rtt, sweepable); hosts or netns only."""
-    allow_remote: bool = False
-    """The inventory may name public addresses."""
+    hosts: str | None = None  # the --hosts inventory's path: roles on other hosts over SSH (plan/hosts.py)
+    rtt_s: float | None = None  # the round trip added on every link between hosts (--rtt, sweepable)
+    allow_remote: bool = False  # the inventory may name public addresses
     driver: str | None = None
     """Override every stack's DB driver (default: the right one for its concurrency model)."""
     db: str = "postgresql"
@@ -229,7 +227,7 @@ class RunOptions:
             raise UserError("--db sqlite is for the posts workload: db and api need PostgreSQL (pg_sleep, writes)")
         if self.topology not in TOPOLOGIES:
             raise UserError(f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
-        self._validate_placement()
+        check_placement(self)
         if self.generator not in GENERATOR_NAMES:
             raise UserError(f"--generator must be one of {', '.join(GENERATOR_NAMES)}, got {self.generator!r}")
         if self.aggregation not in AGGREGATIONS:
@@ -239,22 +237,6 @@ class RunOptions:
     def placed(self) -> bool:
         """Roles on several hosts: an inventory, or the netns rig."""
         return self.hosts is not None or self.topology == "netns"
-
-    def _validate_placement(self) -> None:
-        if self.hosts is not None and self.topology != "direct":
-            raise UserError(f"--hosts places the roles itself: it does not take --topology {self.topology}")
-        if self.rtt_s is not None and not self.placed:
-            raise UserError("--rtt delays the links between hosts, and on a single host there are none: "
-                            "add --hosts HOSTS_TOML or --topology netns")
-        if self.rtt_s is not None and self.rtt_s < 0:
-            raise UserError("--rtt must not be negative")
-        if self.placed and self.generator != "wrk":
-            raise UserError(f"several hosts load with wrk on the generator hosts; --generator {self.generator} "
-                            "is not supported there")
-        if self.placed and self.method == "duet":
-            raise UserError("--method duet is not supported on several hosts yet: use interleaved or restart")
-        if self.placed and self.db == "sqlite":
-            raise UserError("--db sqlite reads a file on the app host; several hosts need PostgreSQL")
 
     def _validate_method(self) -> None:
         if self.precision is not None and not 0 < self.precision < 1:
