@@ -46,7 +46,7 @@ from pywebbench.measure.runner import Progress, Runner
 from pywebbench.measure.window import phases_of
 from pywebbench.analyze.tuning import Tuning
 from pywebbench.plan.slo import parse_slo
-from pywebbench.report.tuning import render_tuning, render_tuning_markdown
+from pywebbench.report.tuning import render_tuning, write_tuning
 from pywebbench.ownapp import run_app
 from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stacks, check_tune, tune
 from pywebbench.plan.knobs import knob_args
@@ -232,10 +232,9 @@ def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
     if not found:
         return exit_code(outcome)
     tuning = found[0]
-    (outcome.run_dir / "tuning.json").write_text(json.dumps(asdict(tuning), indent=1) + "\n")
-    (outcome.run_dir / "tuning.md").write_text(render_tuning_markdown(tuning))
+    markdown = write_tuning(outcome.run_dir, tuning)
     print(render_tuning(tuning))
-    err.print(f"tuning table in {outcome.run_dir / 'tuning.md'}")
+    err.print(f"tuning table in {markdown}")
     # Probes past a candidate's capacity fail by design: the answer is valid when a best was found.
     return 0 if tuning.best is not None else 1
 

@@ -34,7 +34,7 @@ LONG_FUNCTIONS: dict[str, int] = {
     "services/nginx.py:render_config": 64,  # the nginx.conf itself, a template in an f-string
 }
 LONG_MODULES: dict[str, int] = {
-    "cli.py": 420,  # to split: the command line grew --tune and doctor --hosts
+    "cli.py": 417,  # to split: the command line grew --tune and doctor --hosts
 }
 
 
