@@ -10,19 +10,13 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, replace
-from datetime import datetime, timezone
 from pathlib import Path
-from collections.abc import Callable
-from typing import TextIO
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress as Progress_, TaskID, TextColumn, TimeRemainingColumn
 
 from pywebbench.analyze.calibrate import (calibrate_report, calibration_variants, EXTRA_WORK_ENV, loops_per_us,
                                           size_extra_work, sizing_variants)
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
-from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.compare import compare_results
 from pywebbench.stage.doctor import check
 from pywebbench.stage.hostcheck import check_inventory, require_ready
@@ -31,7 +25,7 @@ from pywebbench.stage.envs import EnvironmentBuilder
 from pywebbench.stage.listing import listing
 from pywebbench.arguments import build_parser
 from pywebbench.errors import UserError
-from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
+from pywebbench.execute import ABORTED, Job
 from pywebbench.plan.options import DEFAULT_SUITE, RunOptions, from_sources
 from pywebbench.plan.sessions import Plan, choose_stacks
 from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
@@ -40,19 +34,19 @@ from pywebbench.report.comparison import render_comparison, render_comparison_ma
 from pywebbench.report.formats import renderer, write_report
 from pywebbench.report.tables import render_doctor, render_host_doctor, render_presets, render_stacks
 from pywebbench.report.ranking_view import render_ranking
-from pywebbench.results.store import ResultsWriteError, load_results, results_path
+from pywebbench.results.store import ResultsWriteError, load_results
 from pywebbench.measure.rounds import Budget
-from pywebbench.measure.runner import Progress, Runner
+from pywebbench.measure.runner import Runner
 from pywebbench.measure.window import phases_of
 from pywebbench.analyze.tuning import Tuning
 from pywebbench.plan.slo import parse_slo
 from pywebbench.report.tuning import render_tuning, write_tuning
 from pywebbench.ownapp import run_app
+from pywebbench.console import err, exit_code, run_dir_for, run_in_terminal
 from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stacks, check_tune, tune
 from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.sweep import parse_knobs
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 SLOWDOWN_PER_HALF_WIDTH = 3.5
 """calibrate stops adding rounds once A/A and A/B are both within ±slowdown/3.5 (1.4% for a 5%
 slowdown), where the smallest detectable difference (about 1.43 half-widths) is well under the
@@ -97,93 +91,12 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
     return flags
 
 
-def _print_plan(plan: Plan, options: RunOptions, seconds: float) -> None:
-    points = len({s.point for s in plan.sessions})
-    rounds = len({s.round for s in plan.sessions})
-    err.print(
-        f"plan: {len({s.label for s in plan.sessions})} stacks x {len(options.workloads)} workloads"
-        + (f" x {points} sweep points" if points > 1 else "")
-        + f" x {rounds} rounds = {len(plan.trials)} trials, about {seconds / 60:.1f} min "
-        f"(+ first-time environment builds); stack CPUs {list(plan.split.stack)}, generator CPUs "
-        f"{list(plan.split.loadgen)}"
-    )
-    if not plan.split.disjoint:
-        err.print(f"warning: the stack and the load generator share CPUs {sorted(set(plan.split.stack) & set(plan.split.loadgen))}: "
-                  "every figure includes their contest for them (each trial records a cpu-overlap check)")
-    for stack_id, reason in plan.skipped:
-        err.print(f"skipped {stack_id}: {reason}")
-    if BASELINE_STACK not in {s.stack.id for s in plan.sessions}:
-        err.print(f"note: {BASELINE_STACK} is not in this run, so no ratios will be shown")
-
-
-def _print_tune_plan(plan: Plan) -> None:
-    err.print(f"tune: {len({s.stack.id for s in plan.sessions})} worker class(es); stack CPUs {list(plan.split.stack)}, "
-              f"generator CPUs {list(plan.split.loadgen)}")
-    for stack_id, reason in plan.skipped:
-        err.print(f"skipped {stack_id}: {reason}")
-
-
-class _ProgressView:
-    """A progress bar with ETA on a terminal; one line per step otherwise (CI logs)."""
-
-    def __init__(self) -> None:
-        self._bar: Progress_ | None = None
-        self._task: TaskID | None = None
-
-    def __enter__(self) -> _ProgressView:
-        if err.is_terminal:
-            self._bar = Progress_(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeRemainingColumn(), console=err, transient=True)
-            self._bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-
-    def __call__(self, progress: Progress) -> None:
-        if self._bar is None:
-            eta = f", ~{progress.eta_s / 60:.1f} min left" if progress.eta_s is not None else ""
-            err.print(f"[{progress.done}/{progress.total}] {progress.current}{eta}")
-            return
-        if self._task is None:
-            self._task = self._bar.add_task(progress.current, total=progress.total)
-        self._bar.update(self._task, completed=progress.done, total=progress.total, description=progress.current)
-
-
 def _options(args: argparse.Namespace, extra_flags: dict[str, object] | None = None) -> tuple[RunOptions, str | None]:
     preset = get_preset(args.preset) if getattr(args, "preset", None) else None
     flags = {**_flags(args), **(extra_flags or {})}
     options = from_sources(config_file=args.config, environ=os.environ, flags=flags,
                            preset=preset_options(preset) if preset else None)
     return options, preset.name if preset else None
-
-
-def _run_dir(options: RunOptions, resume: Path | None) -> Path:
-    if resume is not None:
-        return resume.resolve()
-    stamp = datetime.now(timezone.utc)
-    return (options.out_dir or Path("runs") / stamp.strftime("%Y%m%d-%H%M%S")).resolve()
-
-
-def _execute(job: Job, catalog: Catalog, resume: Path | None, *, table: TextIO | None = sys.stdout,
-             baseline: str = BASELINE_STACK, drive: Callable[[Runner, Plan, Budget], int] | None = None) -> Outcome:
-    resumed = load_for_resume(resume.resolve()) if resume is not None else None
-    if resumed is not None:
-        job = job_from_results(resumed)
-        baseline = str(resumed.header.options.get("baseline") or baseline)
-    run_dir = _run_dir(job.options, resume)
-    with _ProgressView() as view:
-        outcome = execute(job, catalog, run_dir=run_dir, resume=resumed,
-                          on_plan=lambda plan, seconds: _print_plan(plan, job.options, seconds)
-                          if drive is None else _print_tune_plan(plan),
-                          on_progress=view, on_note=lambda text: err.print(text), baseline=baseline, drive=drive)
-    if table is not None and drive is None:  # a driven run (--tune) prints its own table
-        print(render_terminal_for(run_dir), file=table)
-    for line in ledger_lines(outcome):
-        err.print(line)
-    err.print(f"results in {results_path(run_dir)}")
-    return outcome
 
 
 def preset_knobs(preset: Preset) -> tuple[str, ...]:
@@ -204,7 +117,7 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
             raise UserError(f"an open-loop --rate needs --generator oha ({options.generator} is closed-loop)")
     job = Job("sweep" if knobs else "run", options, knobs, preset=preset)
     job.points  # parse the knobs now: a bad one is an error before anything starts
-    outcome = _execute(job, catalog, args.resume)
+    outcome = run_in_terminal(job, catalog, args.resume)
     return exit_code(outcome)
 
 
@@ -228,7 +141,7 @@ def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
         return len({t.spec.round for t in runner.results})
 
     job = Job("tune", options, extra={"slo": slo.text if slo is not None else None, "lanes": TUNE_LANES})
-    outcome = _execute(job, catalog, None, table=None, drive=drive)
+    outcome = run_in_terminal(job, catalog, None, table=None, drive=drive)
     if not found:
         return exit_code(outcome)
     tuning = found[0]
@@ -237,16 +150,6 @@ def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
     err.print(f"tuning table in {markdown}")
     # Probes past a candidate's capacity fail by design: the answer is valid when a best was found.
     return 0 if tuning.best is not None else 1
-
-
-def exit_code(outcome: Outcome) -> int:
-    """130 interrupted; 1 when some trial failed or is invalid; else 0 (see EXIT_CODES)."""
-    if outcome.status == ABORTED:
-        return 1  # a service died for good: the run stopped, its finished trials kept
-    if outcome.status != "complete":
-        return 130
-    trials = latest_trials(load_results(outcome.run_dir).trials)
-    return 0 if trials and all(t.valid for t in trials) else 1
 
 
 def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
@@ -263,7 +166,7 @@ def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
             raise UserError(f"--{axis.knob.value.replace('_', '-')} and --knob {axis.knob.value}=... both set it")
     job = Job("sweep", options, knobs, preset=preset)
     job.points
-    outcome = _execute(job, catalog, args.resume)
+    outcome = run_in_terminal(job, catalog, args.resume)
     results = load_results(outcome.run_dir)
     print(render_ranking(results))
     return exit_code(outcome)
@@ -288,7 +191,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
         options = replace(options, repeats=5)
     stack_id = options.stacks[0]
     started = time.monotonic()
-    run_dir = _run_dir(options, None)
+    run_dir = run_dir_for(options, None)
     table = sys.stderr if args.json else sys.stdout
     per_us = loops_per_us()
     extra_loops = round(args.extra_us * per_us) if args.extra_us is not None else 0
@@ -301,7 +204,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
         sizing = Job("calibrate", replace(options, method="interleaved", repeats=SIZING_ROUNDS, precision=None,
                                          budget_s=None, out_dir=run_dir / "sizing"),
                      variants=sized, extra={"phase": "sizing"})
-        outcome = _execute(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")
+        outcome = run_in_terminal(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")
         if outcome.status != "complete":
             return 1 if outcome.status == ABORTED else 130
         measured_s += outcome.ledger.get("measured windows", 0.0)
@@ -314,7 +217,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     variants = calibration_variants(catalog, stack_id, extra_loops)
     job = Job("calibrate", replace(options, budget_s=budget, out_dir=run_dir), variants=variants,
               extra={"extra_loops": extra_loops, "slowdown": args.slowdown})
-    outcome = _execute(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")
+    outcome = run_in_terminal(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")
     main_measured = outcome.ledger.get("measured windows", 0.0)
     wall_s = time.monotonic() - started
     report = calibrate_report(load_results(outcome.run_dir), extra_loops=extra_loops,
@@ -350,10 +253,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_list_presets() -> int:
     print(render_presets(PRESETS.values()), end="")
     return 0
-
-
-def render_terminal_for(run_dir: Path) -> str:
-    return renderer("terminal")(load_results(run_dir))
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -407,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "calibrate":
             return cmd_calibrate(args, catalog)
         if args.command == "app":  # your own app: ownapp.py, run as `run` runs
-            return run_app(args, catalog, lambda j, c, b, d: _execute(j, c, None, baseline=b, drive=d), exit_code, err.out)
+            return run_app(args, catalog, lambda j, c, b, d: run_in_terminal(j, c, None, baseline=b, drive=d), exit_code, err.out)
         return cmd_run(args, catalog)
     except ResultsWriteError as exc:  # mid-run: what was recorded stands, the run did not finish
         print(f"pywebbench: error: {exc}", file=sys.stderr)

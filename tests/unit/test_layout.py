@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("measure",),
     ("analyze",),
     ("report",),
-    ("execute", "tune", "ownapp", "arguments", "cli", "__main__", "__init__"),
+    ("execute", "tune", "ownapp", "arguments", "console", "cli", "__main__", "__init__"),
 )
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
@@ -33,9 +33,7 @@ MAX_FUNCTION_LINES = 60
 LONG_FUNCTIONS: dict[str, int] = {
     "services/nginx.py:render_config": 64,  # the nginx.conf itself, a template in an f-string
 }
-LONG_MODULES: dict[str, int] = {
-    "cli.py": 417,  # to split: the command line grew --tune and doctor --hosts
-}
+LONG_MODULES: dict[str, int] = {}
 
 
 def _layer(module: str) -> int:
