@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import psutil
 
@@ -294,11 +294,13 @@ def tune(runner: Runner, catalog: Catalog, request: TuneRequest, options: RunOpt
     deploy = tuple((r.config.label, deploy_command(stacks[r.config.stack], r.config.workers, r.config.threads))
                    for r in ranked if r.tied and r.measured.value is not None
                    and stacks[r.config.stack].server.native is None)
-    return Tuning(
+    tuning = Tuning(
         objective=request.slo.text if request.slo is not None else "throughput", workload=request.workload,
         bounds=(bounds.text,), ranked=ranked, stages=tuple(stages.run_so_far), not_measured=tuple(stages.not_measured),
         deploy=deploy, budget_s=options.budget_s, notes=(_objective_note(request.slo),),
     )
+    runner.writer.add_tuning(asdict(tuning))  # the answer in the results file: `report` and `compare` read it
+    return tuning
 
 
 def _objective_note(slo: Slo | None) -> str:

@@ -3,7 +3,8 @@
 A change counts as significant when the bootstrap 95% interval of after/before req/s
 excludes 1; with a single repeat on either side there is no interval, and the change is
 shown but not judged. The CI gate (`regressions`) reads three figures the same way, each
-over the row's valid windows: req/s down, p99 up, CPU per request up.
+over the row's valid windows: req/s down, p99 up, CPU per request up; and for two tuning runs
+under a latency objective, each candidate's capacity down (its search brackets apart).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pywebbench.analyze.pairing import cpu_per_request
 from pywebbench.analyze.rows import Row, latest_trials, summarize
 from pywebbench.results.model import Cell, ResultSet, TrialResult
 from pywebbench.analyze.stats import ratio_ci
+from pywebbench.analyze.tuning import tuning_of
 
 
 @dataclass(frozen=True)
@@ -46,10 +48,44 @@ class Change:
 
 
 @dataclass(frozen=True)
+class CapacityChange:
+    """One tuning candidate's capacity under the objective, before and after.
+
+    A capacity is a search's bracket: the highest offered rate that held the objective and the
+    lowest that did not. The after/before ratio can lie anywhere between the brackets' ends."""
+
+    stack: str
+    """The candidate (class and its workers x threads)."""
+    workload: str
+    knobs: str
+    """The objective it was searched under."""
+    before: tuple[float | None, float | None]
+    """(rate that held, rate that failed): None where the search found no such rate."""
+    after: tuple[float | None, float | None]
+
+    @property
+    def change(self) -> float | None:
+        """after / before - 1 of the rates that held (a lost capacity counts as zero)."""
+        held_before, held_after = self.before[0], self.after[0]
+        return (held_after or 0.0) / held_before - 1 if held_before else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The range of after/before the two brackets allow (inf: the after search's top held)."""
+        held_before, failed_before = self.before
+        held_after, failed_after = self.after
+        if not held_before:
+            return None
+        low = (held_after or 0.0) / failed_before if failed_before else 0.0
+        high = failed_after / held_before if failed_after else float("inf")
+        return (low, high)
+
+
+@dataclass(frozen=True)
 class Regression:
     """One figure of one row that got significantly worse by more than the gate's threshold."""
 
-    change: Change
+    change: Change | CapacityChange
     figure: str
     """req/s, p99 or CPU/req."""
     delta: float
@@ -60,8 +96,9 @@ class Regression:
     def line(self) -> str:
         c = self.change
         low, high = self.interval
-        return (f"{c.stack} {c.workload} ({c.knobs}): {self.figure} {self.delta:+.1%}, 95% interval of "
-                f"after/before [{low:.3f}, {high:.3f}]")
+        what = "the search brackets allow after/before" if self.figure == "capacity" else \
+            "95% interval of after/before"
+        return f"{c.stack} {c.workload} ({c.knobs}): {self.figure} {self.delta:+.1%}, {what} [{low:.3f}, {high:.3f}]"
 
 
 @dataclass(frozen=True)
@@ -71,6 +108,8 @@ class Comparison:
     changes: tuple[Change, ...]
     only_before: tuple[str, ...]
     only_after: tuple[str, ...]
+    capacities: tuple[CapacityChange, ...] = ()
+    """Tuning runs under the same objective: each candidate measured in both."""
 
     @property
     def significant(self) -> tuple[Change, ...]:
@@ -89,6 +128,10 @@ class Comparison:
                                               ("CPU/req", c.cpu_before, c.cpu_after, c.cpu_ci)):
                 if ci is not None and ci[0] > 1.0 and before and after is not None and after / before - 1 > threshold:
                     found.append(Regression(c, figure, after / before - 1, ci))
+        for cap in self.capacities:
+            bounds, delta = cap.interval, cap.change
+            if bounds is not None and delta is not None and bounds[1] <= 1.0 and delta < -threshold:
+                found.append(Regression(cap, "capacity", delta, bounds))
         return tuple(found)
 
     def to_json(self) -> str:
@@ -146,4 +189,22 @@ def compare_results(before: ResultSet, after: ResultSet) -> Comparison:
         before=before.header.run_id, after=after.header.run_id, changes=tuple(changes),
         only_before=tuple(sorted({k[0] for k in rows_before if k not in rows_after})),
         only_after=tuple(sorted({k[0] for k in rows_after if k not in rows_before})),
+        capacities=_capacities(before, after),
     )
+
+
+def _capacities(before: ResultSet, after: ResultSet) -> tuple[CapacityChange, ...]:
+    """Candidates of two tuning runs under the same latency objective, by label."""
+    tuned_before, tuned_after = tuning_of(before), tuning_of(after)
+    if tuned_before is None or tuned_after is None or not tuned_before.capacity \
+            or tuned_before.objective != tuned_after.objective or tuned_before.workload != tuned_after.workload:
+        return ()
+    found_before = {r.config.label: r.measured.capacity for r in tuned_before.ranked if r.measured.capacity}
+    changes = []
+    for ranked in tuned_after.ranked:
+        was, now = found_before.get(ranked.config.label), ranked.measured.capacity
+        if was is not None and now is not None:
+            changes.append(CapacityChange(ranked.config.label, tuned_after.workload,
+                                          f"capacity under {tuned_after.objective}",
+                                          (was.rate, was.failed_at), (now.rate, now.failed_at)))
+    return tuple(changes)

@@ -14,8 +14,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import cattrs
+
 from pywebbench.analyze.paired import Interval, Observation, paired_ratios, ratio_interval, statistic_value
 from pywebbench.analyze.ratesearch import Capacity
+from pywebbench.errors import UserError
+from pywebbench.results.model import ResultSet
 from pywebbench.analyze.tuning_search import Config, Figures, Measured, Stage, StageOutcome
 
 
@@ -176,3 +180,16 @@ class Tuning:
         """(label, why) of every candidate whose measuring ended early or never began."""
         return tuple((r.config.label, r.measured.cut_short) for r in self.ranked
                      if r.measured.cut_short) + self.not_measured
+
+
+_converter = cattrs.Converter()
+
+
+def tuning_of(results: ResultSet) -> Tuning | None:
+    """The tuning answer a run recorded, as the engine returned it; None for other runs."""
+    if results.tuning is None:
+        return None
+    try:
+        return _converter.structure(results.tuning, Tuning)
+    except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
+        raise UserError(f"the results' tuning record does not read as a tuning answer: {exc}") from None

@@ -13,15 +13,29 @@ from pywebbench.report.markdown import render_markdown
 from pywebbench.report.published import render_published
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.report.terminal import render_terminal
+from pywebbench.analyze.tuning import tuning_of
+from pywebbench.report.tuning import render_tuning, render_tuning_markdown
 from pywebbench.results.model import ResultSet
 
 Renderer = Callable[[ResultSet], str]
 
+
+def _terminal(results: ResultSet) -> str:
+    """A tuning run's answer first, then its windows' tables."""
+    tuning = tuning_of(results)
+    return (render_tuning(tuning) + "\n" if tuning is not None else "") + render_terminal(results)
+
+
+def _markdown(results: ResultSet) -> str:
+    tuning = tuning_of(results)
+    return (render_tuning_markdown(tuning) + "\n" if tuning is not None else "") + render_markdown(results)
+
+
 FORMATS: dict[str, Renderer] = {
-    "terminal": render_terminal,
+    "terminal": _terminal,
     "csv": render_csv,
     "json": render_json,
-    "markdown": render_markdown,
+    "markdown": _markdown,
     "html": render_html,
     "ranking": render_ranking,
     "published": render_published,

@@ -28,6 +28,8 @@ from pywebbench.report.columns import Align, Cell, Column, Format, TableInfo, ro
 from pywebbench.report.common import cell_title, cells, method_note, run_workloads
 from pywebbench.report.html_charts import Chart, Figures, cell_charts, stack_colors, sweep_charts
 from pywebbench.report.deploy import app_notes, deploy_commands
+from pywebbench.analyze.tuning import tuning_of
+from pywebbench.report.tuning import HEADERS, tuning_cells, tuning_footer, tuning_title
 from pywebbench.results.model import ResultSet
 
 PLOTLY_FILE = f"plotly-{get_plotlyjs_version()}.min.js"
@@ -96,10 +98,20 @@ def render_html(results: ResultSet, plotly_src: str | None = None) -> str:
         sweeps=sweep_charts(summary.rows, colors, figures),
         notes=_notes([row for rows in grouped for row in rows]),
         deploy=deploy_commands(results),
+        tuning=_tuning_context(results),
         app_notes=app_notes(results),
         plotly_src=plotly_src,
         plotly_js=None if plotly_src else Markup(get_plotlyjs()),
     )
+
+
+def _tuning_context(results: ResultSet) -> dict[str, object] | None:
+    """A tuning run's answer for the page's first section: its table, notes and deploy lines."""
+    tuning = tuning_of(results)
+    if tuning is None:
+        return None
+    return {"title": tuning_title(tuning), "headers": HEADERS, "rows": tuning_cells(tuning),
+            "footer": tuning_footer(tuning), "deploy": tuning.deploy}
 
 
 def write_html(results: ResultSet, path: Path) -> None:

@@ -18,6 +18,19 @@ HEADERS = ("#", "Server", "Class", "Workers", "Threads", "Objective", "95% inter
            "Peak RSS MiB", "Rounds", "Tie", "Stage", "Note")
 
 
+def tuning_cells(tuning: Tuning) -> list[list[str]]:
+    """The table's rows as text, for renderers that lay it out themselves (HTML)."""
+    return [_cells(tuning, row) for row in tuning.ranked]
+
+
+def tuning_title(tuning: Tuning) -> str:
+    return _title(tuning)
+
+
+def tuning_footer(tuning: Tuning) -> list[str]:
+    return _footer(tuning)
+
+
 def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 

@@ -287,3 +287,5 @@ class ResultSet:
     environments: dict[str, EnvironmentRecord] = field(default_factory=dict)
     complete: bool = False
     services: tuple[ServiceRecord, ...] = ()
+    tuning: dict[str, Any] | None = None
+    """A tuning run's answer as recorded (`analyze.tuning.Tuning`, unstructured); None otherwise."""

@@ -71,6 +71,10 @@ class ResultsWriter:
     def add_trial(self, trial: TrialResult) -> None:
         self._write({"record": "trial", **_converter.unstructure(trial)})
 
+    def add_tuning(self, tuning: dict[str, Any]) -> None:
+        """A tuning run's answer, after its probes: older readers skip a record kind they do not know."""
+        self._write({"record": "tuning", "tuning": tuning})
+
     def finish(self, status: str) -> None:
         self._write({"record": "end", "status": status})
 
@@ -158,6 +162,7 @@ def load_results(location: Path) -> ResultSet:
     trials: list[TrialResult] = []
     environments: dict[str, EnvironmentRecord] = {}
     services: list[ServiceRecord] = []
+    tuning: dict[str, Any] | None = None
     complete = False
     for number, record in enumerate(records[1:], start=2):
         kind = record.get("record")
@@ -168,9 +173,14 @@ def load_results(location: Path) -> ResultSet:
             environments[env.hash] = env
         elif kind == "service":
             services.append(_structure(path, number, record, ServiceRecord))
+        elif kind == "tuning":
+            answer = record.get("tuning")
+            if not isinstance(answer, dict):
+                raise UserError(f"{path}:{number}: a tuning record without its answer")
+            tuning = answer
         elif kind == "end":
             complete = record.get("status") == "complete"
-    return ResultSet(header, tuple(trials), environments, complete, tuple(services))
+    return ResultSet(header, tuple(trials), environments, complete, tuple(services), tuning)
 
 
 T = TypeVar("T")
