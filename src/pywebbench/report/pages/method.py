@@ -50,7 +50,22 @@ def _spread(runs: list[CalibrationRun], what: str) -> str:
     return "-" if not values else f"{min(values):.1%}-{max(values):.1%}"
 
 
-def _noise(interleaved: list[CalibrationRun], duet: list[CalibrationRun]) -> str:
+def _windows(choices: Path) -> str:
+    """Each window/settle choice's round sd and measured share, from its committed run."""
+    parts = []
+    for folder in sorted(choices.glob("window-*"), key=lambda p: (len(p.name), p.name)):
+        for run in load_runs(folder):
+            c = run.figures
+            parts.append(f"{c.window_s:g} s windows after {c.settle_s:g} s settles: round sd {_pct(run.round_sd)}, "
+                         f"{_pct(c.main_measured_share)} measured")
+    return "; ".join(parts) or "no run committed yet"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _noise(interleaved: list[CalibrationRun], duet: list[CalibrationRun], choices: Path) -> str:
     return f"""\
 - **Fast noise.** One round's A2/A ratio moves by {_spread(interleaved, "round_sd")} (sd) in the
   interleaved runs above: the CPU does more or less work per second from one 4 s window to the
@@ -63,8 +78,12 @@ def _noise(interleaved: list[CalibrationRun], duet: list[CalibrationRun]) -> str
   (sd) in the interleaved runs. An honest interval carries it on as many degrees of freedom
   as there are launches, so the method restarts every few rounds; the runs below with 10 rounds
   per launch show what fewer launches cost.
-- **Window and settle.** A 4 s window and a 0.25 s settle keep the settle near 6% of the
-  window and give a round of three stacks in about 13 s, short enough to pair away the drift.
+- **Window and settle.** One 3-minute calibration per setting (below, `scripts/method-choices`):
+  {_windows(choices)}. In these single runs one round's sd falls about as 1/sqrt(window): the
+  noise is fast, and a longer window buys no precision per second spent; it only cuts the overhead, at the cost of
+  rounds and launches per minute (an 8 s window leaves two launches in three minutes, and the
+  launch effect on one degree of freedom). 4 s is the shortest window whose measured share
+  reaches about the issue's 85% (the ten-minute runs above); without a settle the one run's A/A interval left 1.
   Warmups are timed like settles (0.5 s), since the generators round to whole seconds."""
 
 
@@ -133,7 +152,7 @@ starts and the harness are the rest; runs before it was recorded show `-`); *inj
 
 ## Why these defaults: what the noise here looks like
 
-{_noise(interleaved, duet)}
+{_noise(interleaved, duet, results / 'method-choices')}
 
 ## The launch count and the warmup
 
