@@ -23,14 +23,6 @@ def tuning_cells(tuning: Tuning) -> list[list[str]]:
     return [_cells(tuning, row) for row in tuning.ranked]
 
 
-def tuning_title(tuning: Tuning) -> str:
-    return _title(tuning)
-
-
-def tuning_footer(tuning: Tuning) -> list[str]:
-    return _footer(tuning)
-
-
 def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
@@ -64,13 +56,13 @@ def _cells(tuning: Tuning, row: Ranked) -> list[str]:
             "=1" if row.tied else "", row.stage, m.cut_short or ""]
 
 
-def _title(tuning: Tuning) -> str:
+def tuning_title(tuning: Tuning) -> str:
     what = f"capacity under {tuning.objective}" if tuning.capacity else "throughput"
     budget = f", budget {tuning.budget_s:g}s" if tuning.budget_s else ""
     return f"tuning: {what} - {tuning.workload}{budget}"
 
 
-def _footer(tuning: Tuning) -> list[str]:
+def tuning_footer(tuning: Tuning) -> list[str]:
     lines = [f"bounds: {b}" for b in tuning.bounds]
     lines += list(tuning.notes)
     lines.append("Tie '=1': cannot be told apart from the best with what was spent; '(chained)': not measured beside "
@@ -88,13 +80,13 @@ def _footer(tuning: Tuning) -> list[str]:
 def render_tuning(tuning: Tuning, width: int = 175) -> str:
     buffer = io.StringIO()
     console = plain_console(buffer, width)
-    table = Table(title=_title(tuning), title_justify="left")
+    table = Table(title=tuning_title(tuning), title_justify="left")
     for header in HEADERS:
         table.add_column(header, justify="right" if header in ("#", "Workers", "Threads", "Rounds") else "left")
     for row in tuning.ranked:
         table.add_row(*_cells(tuning, row))
     console.print(table)
-    for line in _footer(tuning):
+    for line in tuning_footer(tuning):
         console.print(line)
     if tuning.deploy:
         console.print("deploy the best" + (" (or a configuration tied with it):" if len(tuning.deploy) > 1 else ":"))
@@ -106,11 +98,11 @@ def render_tuning(tuning: Tuning, width: int = 175) -> str:
 
 
 def render_tuning_markdown(tuning: Tuning) -> str:
-    lines = [f"## {escape(_title(tuning))}", "", "| " + " | ".join(HEADERS) + " |",
+    lines = [f"## {escape(tuning_title(tuning))}", "", "| " + " | ".join(HEADERS) + " |",
              "|" + "|".join("---:" if h in ("#", "Workers", "Threads", "Rounds") else "---" for h in HEADERS) + "|"]
     lines += ["| " + " | ".join(escape(cell) for cell in _cells(tuning, row)) + " |" for row in tuning.ranked]
     lines.append("")
-    lines += [f"- {escape(line)}" for line in _footer(tuning)]
+    lines += [f"- {escape(line)}" for line in tuning_footer(tuning)]
     lines.append("")
     if tuning.deploy:
         lines.append("Deploy the best" + (" (or a configuration tied with it):" if len(tuning.deploy) > 1 else ":"))

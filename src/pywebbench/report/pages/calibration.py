@@ -87,7 +87,7 @@ HEADER = ("| run | rounds per launch / warmup (duet pairs) | rounds | launches |
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
-def _pct(value: float | None, digits: int = 1) -> str:
+def percent(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}%}"
 
 
@@ -103,10 +103,10 @@ def row(run: CalibrationRun) -> str:
     by_cpu = None if a is None or not b else 1 - a / b
     pairs = f", {run.pairs}" if run.pairs else ""
     return (f"| {run.name} | {run.rounds_per_launch} / {run.warmup_s} s{pairs} | {c.rounds} | {c.launches} | "
-            f"{c.wall_s / 60:.1f} min | {_pct(c.main_measured_share)} | {_ci(c.aa_ratio, c.aa_ci)} | "
-            f"{'yes' if c.aa_contains_one else 'NO'} | {c.injected_slowdown:.0%} ({_pct(by_cpu)} by CPU) | "
-            f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {_pct(c.mde)} | "
-            f"{_pct(run.launch_sd)} | {_pct(run.round_sd)} |")
+            f"{c.wall_s / 60:.1f} min | {percent(c.main_measured_share)} | {_ci(c.aa_ratio, c.aa_ci)} | "
+            f"{'yes' if c.aa_contains_one else 'NO'} | {c.injected_slowdown:.0%} ({percent(by_cpu)} by CPU) | "
+            f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {percent(c.mde)} | "
+            f"{percent(run.launch_sd)} | {percent(run.round_sd)} |")
 
 
 def table(runs: list[CalibrationRun]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pywebbench.report.pages.calibration import CalibrationRun, load_runs, summary, table
+from pywebbench.report.pages.calibration import CalibrationRun, load_runs, percent, summary, table
 
 TEN_MINUTES_S = 600.0
 FIVE_MINUTES_S = 300.0
@@ -56,13 +56,9 @@ def _windows(choices: Path) -> str:
     for folder in sorted(choices.glob("window-*"), key=lambda p: (len(p.name), p.name)):
         for run in load_runs(folder):
             c = run.figures
-            parts.append(f"{c.window_s:g} s windows after {c.settle_s:g} s settles: round sd {_pct(run.round_sd)}, "
-                         f"{_pct(c.main_measured_share)} measured")
+            parts.append(f"{c.window_s:g} s windows after {c.settle_s:g} s settles: round sd {percent(run.round_sd)}, "
+                         f"{percent(c.main_measured_share)} measured")
     return "; ".join(parts) or "no run committed yet"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"
 
 
 def _noise(interleaved: list[CalibrationRun], duet: list[CalibrationRun], choices: Path) -> str:
