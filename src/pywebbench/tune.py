@@ -25,7 +25,7 @@ import psutil
 from pywebbench.analyze.paired import Observation
 from pywebbench.analyze.ratesearch import CapacitySearch
 from pywebbench.analyze.pairing import cpu_per_request, rps_of
-from pywebbench.analyze.tuning import Tuning, decide_capacity, decide_throughput, rank
+from pywebbench.analyze.tuning import Tuning, decide_capacity, decide_throughput, rank, unrepeated
 from pywebbench.analyze.tuning_search import (
     MAX_THREADS, Bounds, ClassSearch, ClassSpace, Config, Figures, Stage, StageOutcome, bounds_for, ladder,
 )
@@ -297,7 +297,7 @@ def tune(runner: Runner, catalog: Catalog, request: TuneRequest, options: RunOpt
     tuning = Tuning(
         objective=request.slo.text if request.slo is not None else "throughput", workload=request.workload,
         bounds=(bounds.text,), ranked=ranked, stages=tuple(stages.run_so_far), not_measured=tuple(stages.not_measured),
-        deploy=deploy, budget_s=options.budget_s, notes=(_objective_note(request.slo),),
+        deploy=deploy, budget_s=options.budget_s, notes=(_objective_note(request.slo), *unrepeated(stages.outcomes)),
     )
     runner.writer.add_tuning(asdict(tuning))  # the answer in the results file: `report` and `compare` read it
     return tuning
@@ -308,8 +308,8 @@ def _objective_note(slo: Slo | None) -> str:
         return ("throughput: closed-loop req/s (trimmed geometric mean over rounds, 95% interval); candidates tied "
                 "with the best where their paired ratio's 95% interval holds 1")
     return (f"capacity: the highest offered rate (open loop, oha) whose corrected p{slo.percentile:g} stayed under "
-            f"{slo.limit_ms:g} ms, searched to {SLO_RESOLUTION:.0%}; its interval is the search's bracket, and "
-            "candidates whose brackets overlap the best's are tied")
+            f"{slo.limit_ms:g} ms, searched to {SLO_RESOLUTION:.0%}; its interval is the search's bracket; candidates are ranked on "
+            "their own last capacity, and those whose brackets overlap the best's are tied")
 
 
 @dataclass

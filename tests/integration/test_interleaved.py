@@ -171,3 +171,18 @@ def test_idle_servers_with_pools_never_starve_the_loaded_one_of_db_sessions(tmp_
     assert all(t.db_sessions is not None and 0 < t.db_sessions <= 3 for t in results.trials)
     bouncer = next(s for s in results.services if s.name == "pgbouncer")
     assert bouncer.config["lanes"] == 2 and "bench_lane2" in bouncer.config["config"]
+
+
+def test_an_open_loop_window_settles_at_its_own_rate_not_closed_loop(tmp_path: Path) -> None:
+    # A closed-loop settle saturates the server and its queue drains into the probe's first
+    # requests, which a p99 objective counts; an open-loop window settles at its own rate.
+    done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--generator", "oha", "--rate", "200",
+                      *SHORT, "--repeats", "2", "--rounds-per-launch", "2", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = load_results(tmp_path)
+    assert [t.load.rate for t in results.trials if t.load is not None] == [200.0, 200.0]
+    settles = list(tmp_path.rglob("settle.oha.json"))
+    assert settles, sorted(p.name for p in tmp_path.rglob("*"))[:40]
+    report = json.loads(settles[0].read_text())
+    assert report["summary"]["successRate"] == 1.0
+    assert not list(tmp_path.rglob("settle.wrk*"))

@@ -13,7 +13,7 @@ import pytest
 from pywebbench import cli, tune as tune_module
 from pywebbench.analyze.paired import Observation
 from pywebbench.analyze.ratesearch import Capacity, CapacitySearch
-from pywebbench.analyze.tuning import Tuning, decide_capacity, decide_throughput, rank
+from pywebbench.analyze.tuning import Tuning, decide_capacity, decide_throughput, rank, unrepeated
 from pywebbench.analyze.tuning_search import (
     ClassSearch,
     ClassSpace,
@@ -212,6 +212,36 @@ def test_a_candidate_that_never_holds_the_objective_ranks_last_with_why() -> Non
     assert ranked[0].config.workers == 2 and ranked[-1].measured.value is None
     assert ranked[-1].measured.cut_short == "no probe held the objective"
     assert slo.met(5.0)
+
+
+def _capacity_stages() -> list[StageOutcome]:
+    """The notes app's run as it went: gthread 2x3 beat 2x6 in refine ([1131, 1600) against
+    [800, 1131)), then held only [566, 591) beside sync 1x1's [734, 766) in the last stage."""
+    g3, g6, s1 = GTHREAD.config(2, 3), GTHREAD.config(2, 6), SYNC.config(1, 1)
+    refine = Stage("refine 1", (g3, g6), (g3, g6))
+    first = decide_capacity(refine, {g3: Capacity(1131.0, 1600.0, (), "probes"),
+                                     g6: Capacity(800.0, 1131.0, (), "probes")}, {})
+    last = Stage("classes", (g3, s1), (g3, s1))
+    second = decide_capacity(last, {g3: Capacity(566.0, 591.0, (), "resolved"),
+                                    s1: Capacity(734.0, 766.0, (), "resolved")}, {})
+    return [first, second]
+
+
+def test_capacities_rank_on_their_own_rates_not_chained_through_a_remeasured_incumbent() -> None:
+    ranked = rank(_capacity_stages())
+    order = [(r.config.worker_class, r.config.workers, r.config.threads) for r in ranked]
+    # chained, 2x6 would be 800/1131 x 566 = 400 and rank last, below a winner its bracket clears
+    assert order == [("gthread", 2, 6), ("sync", 1, 1), ("gthread", 2, 3)]
+    assert [r.tied for r in ranked] == [True, False, False]
+    assert ranked[1].to_best == pytest.approx(734 / 800) and ranked[1].vs_best is None
+    assert not ranked[1].beside_best  # the top came from the refine stage, sync 1x1 from the last
+
+
+def test_a_capacity_whose_brackets_do_not_overlap_across_stages_is_named() -> None:
+    notes = unrepeated(_capacity_stages())
+    assert len(notes) == 1
+    assert notes[0].startswith("flask:gunicorn-gthread#w2t3's capacity did not repeat: [1,131, 1,600) in refine 1, "
+                               "[566, 591) in classes")
 
 
 def _trial(rate: float, p99: float, achieved: float, errors: int = 0, checks: tuple[str, ...] = ()) -> TrialResult:

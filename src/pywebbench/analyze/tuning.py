@@ -6,6 +6,15 @@ caller's (tune.py). Throughput stages compare neighbours by their paired ratio p
 tie: the 95% interval holds 1); capacity stages by the search's bracket (a tie: the brackets
 overlap, so the search could not tell them apart). With several classes, a last stage holds
 each class's best and its ties together, and `rank` orders every candidate once.
+
+Ranking across stages differs by objective. A throughput is only known relative to the
+candidates measured beside it (a paired ratio per round), so a candidate's figure is chained
+through the incumbents it met. A capacity is an absolute rate measured by its own search, so
+candidates are ranked on their own (last) capacities and tied where the brackets overlap the
+top's: chaining would multiply every re-measured incumbent's noise into the candidates it
+beat (the notes app's run ranked a [800, 1131) bracket below a [734, 766) winner that way).
+A candidate measured in several stages is a repeat of itself; `unrepeated` names those whose
+brackets do not overlap, a sign the probes were noisier than their brackets say.
 """
 
 from __future__ import annotations
@@ -110,6 +119,8 @@ def rank(outcomes: Sequence[StageOutcome]) -> tuple[Ranked, ...]:
         for m in outcome.rows:
             last[m.config] = index
     row_of = {c: next(m for m in outcomes[i].rows if m.config == c) for c, i in last.items()}
+    if any(m.capacity is not None for m in row_of.values()):
+        return _rank_capacity(outcomes, last, row_of)
     memo: dict[Config, float | None] = {}
 
     def estimate(config: Config) -> float | None:
@@ -146,6 +157,44 @@ def rank(outcomes: Sequence[StageOutcome]) -> tuple[Ranked, ...]:
         ranked.append(Ranked(position, m, outcomes[last[config]].stage.name, to_best,
                              m.vs_best if beside else None, tied, beside))
     return tuple(ranked)
+
+
+def _rank_capacity(outcomes: Sequence[StageOutcome], last: Mapping[Config, int],
+                   row_of: Mapping[Config, Measured]) -> tuple[Ranked, ...]:
+    """On each candidate's own last capacity; tied where its bracket reaches past the top's rate."""
+    scored = [c for c in last if row_of[c].value is not None]
+    order = sorted(scored, key=lambda c: (-(row_of[c].value or 0.0), c.workers, c.threads, c.stack)) + \
+        sorted(c for c in last if row_of[c].value is None)
+    top_value = row_of[order[0]].value if scored else None
+    top_stage = last[order[0]] if scored else -1
+    ranked = []
+    for position, config in enumerate(order, start=1):
+        m = row_of[config]
+        cap = m.capacity
+        ceiling = math.inf if cap is None or cap.failed_at is None else cap.failed_at
+        tied = m.value is not None and top_value is not None and (position == 1 or ceiling > top_value)
+        to_best = None if m.value is None or not top_value else m.value / top_value
+        ranked.append(Ranked(position, m, outcomes[last[config]].stage.name, to_best, None, tied,
+                             scored != [] and last[config] == top_stage))
+    return tuple(ranked)
+
+
+def unrepeated(outcomes: Sequence[StageOutcome]) -> tuple[str, ...]:
+    """Candidates whose capacity, measured in two stages, gave brackets that do not overlap."""
+    seen: dict[Config, list[tuple[str, float, float]]] = {}
+    for outcome in outcomes:
+        for m in outcome.rows:
+            cap = m.capacity
+            if cap is not None and cap.rate is not None:
+                high = math.inf if cap.failed_at is None else cap.failed_at
+                seen.setdefault(m.config, []).append((outcome.stage.name, cap.rate, high))
+    found = []
+    for config, spans in seen.items():
+        for (stage_a, low_a, high_a), (stage_b, low_b, high_b) in zip(spans, spans[1:]):
+            if high_a <= low_b or high_b <= low_a:
+                found.append(f"{config.label}'s capacity did not repeat: [{low_a:,.0f}, {high_a:,.0f}) in "
+                             f"{stage_a}, [{low_b:,.0f}, {high_b:,.0f}) in {stage_b}; read gaps that small as noise")
+    return tuple(found)
 
 
 @dataclass(frozen=True)

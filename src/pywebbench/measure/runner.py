@@ -27,7 +27,7 @@ from pywebbench.measure.checks import instrument_check
 from pywebbench.measure.launchers import RunningServer, app_role, launcher_for, stack_info
 from pywebbench.measure.placement import Placement
 from pywebbench.measure.overlap import allowed_in_flight, overlap_problem
-from pywebbench.measure.settle import wrk_settle
+from pywebbench.measure.settle import settle_load
 from pywebbench.measure.verify import NotReady, keeps_alive, verify_endpoint, wait_ready
 from pywebbench.measure.window import LaunchFailed, Live, TimeLedger, WindowMeasurer, now
 from pywebbench.plan.sessions import Plan, Session
@@ -67,7 +67,7 @@ class Runner(WindowMeasurer):
         ceiling: Callable[[TrialSpec], CeilingReading] = lambda spec: NO_CEILING,
         sample_resources: bool = True,
         accountant: Accountant | None = None,
-        settle: Callable[[LoadRequest, float, Path], None] = wrk_settle,
+        settle: Callable[[LoadRequest, float, Path], None] = settle_load,
         watchdog: Watchdog | None = None,
         on_note: Callable[[str], None] = lambda text: None,
         placement: Placement | None = None,

@@ -1,8 +1,14 @@
 """The discarded load before an interleaved window: the server wakes and the previous tail drains.
 
-wrk takes whole seconds only, so a settle shorter than a second is a wrk started for longer
-and stopped by signal after `seconds`; its figures are never read. wrk is the harness's
-default generator and always installed, whatever generator measures the window.
+A closed-loop window settles with wrk. wrk takes whole seconds only, so a settle shorter than
+a second is a wrk started for longer and stopped by signal after `seconds`; its figures are
+never read. wrk is the harness's default generator and always installed.
+
+An open-loop window (a capacity probe at a fixed rate) settles at its own rate with oha: a
+closed-loop settle saturates the server, and the queue it leaves (up to one request per
+connection) drains into the probe's first requests, which a tail objective then counts. On
+this machine that put p99 near 64 ms on probes far below capacity, every time a probe came
+right after a wrk settle (the notes app's tuning run, docs/results/readme-tuning).
 """
 
 from __future__ import annotations
@@ -12,9 +18,30 @@ import os
 import time
 from pathlib import Path
 
-from pywebbench.loadgen.base import LoadRequest, taskset_prefix
+from dataclasses import replace
+
+from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
+from pywebbench.loadgen.oha import Oha
 from pywebbench.loadgen.wrk import mix_lua
 from pywebbench.procs import ManagedProcess
+
+
+def settle_load(request: LoadRequest, seconds: float, work_dir: Path) -> None:
+    """The window's settle: at its own offered rate when it has one, else closed loop."""
+    if request.rate is None:
+        wrk_settle(request, seconds, work_dir)
+    else:
+        rate_settle(request, seconds, work_dir)
+
+
+def rate_settle(request: LoadRequest, seconds: float, work_dir: Path) -> None:
+    """Send `request` open loop at its rate for `seconds` (oha stops on time) and discard it."""
+    if seconds <= 0:
+        return
+    try:
+        Oha().run(replace(request, duration_s=seconds, requests=None, label="settle"), work_dir)
+    except LoadGenError:
+        pass  # a settle's figures are never read; a failing server shows in the window itself
 
 
 def wrk_settle(request: LoadRequest, seconds: float, work_dir: Path) -> None:

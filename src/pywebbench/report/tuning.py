@@ -39,12 +39,13 @@ def _objective(tuning: Tuning, row: Ranked) -> tuple[str, str]:
     return f"{m.value:,.0f} {unit}", interval
 
 
-def _vs_best(row: Ranked) -> str:
+def _vs_best(tuning: Tuning, row: Ranked) -> str:
     if row.to_best is None:
         return "-"
     if row.vs_best is not None:
         return f"{row.to_best:.3f} [{row.vs_best.low:.3f}, {row.vs_best.high:.3f}]"
-    return f"{row.to_best:.3f}" + ("" if row.beside_best or row.rank == 1 else " (chained)")
+    apart = " (other stage)" if tuning.capacity else " (chained)"
+    return f"{row.to_best:.3f}" + ("" if row.beside_best or row.rank == 1 else apart)
 
 
 def _cells(tuning: Tuning, row: Ranked) -> list[str]:
@@ -52,7 +53,7 @@ def _cells(tuning: Tuning, row: Ranked) -> list[str]:
     objective, interval = _objective(tuning, row)
     m = row.measured
     return [str(row.rank), c.server, c.worker_class, str(c.workers), str(c.threads), objective, interval,
-            _vs_best(row), _num(m.cpu_ms_per_req, ".3f"), _num(m.rss_mb, ".0f"), str(m.rounds),
+            _vs_best(tuning, row), _num(m.cpu_ms_per_req, ".3f"), _num(m.rss_mb, ".0f"), str(m.rounds),
             "=1" if row.tied else "", row.stage, m.cut_short or ""]
 
 
@@ -65,8 +66,12 @@ def tuning_title(tuning: Tuning) -> str:
 def tuning_footer(tuning: Tuning) -> list[str]:
     lines = [f"bounds: {b}" for b in tuning.bounds]
     lines += list(tuning.notes)
-    lines.append("Tie '=1': cannot be told apart from the best with what was spent; '(chained)': not measured beside "
-                 "the best, its ratio goes through the incumbents it was measured beside")
+    if tuning.capacity:
+        lines.append("Tie '=1': cannot be told apart from the best with what was spent; '(other stage)': its capacity "
+                     "was measured in another stage than the best's, at another time")
+    else:
+        lines.append("Tie '=1': cannot be told apart from the best with what was spent; '(chained)': not measured "
+                     "beside the best, its ratio goes through the incumbents it was measured beside")
     stages = "; ".join(f"{stack} {name} ({count})" for stack, name, count in tuning.stages)
     lines.append(f"stages run: {stages or 'none'}")
     cut = tuning.cut_short
