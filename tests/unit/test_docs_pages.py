@@ -4,14 +4,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pywebbench.report.pages import PAGES, build, stale
+import pytest
+
+from pywebbench.errors import UserError
+from pywebbench.report.pages import PAGES, REGIONS, build, stale
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_every_committed_page_rebuilds_byte_for_byte_from_its_results() -> None:
-    assert [p.name for p in build(DOCS)] == list(PAGES)
+    assert [p.name for p in build(DOCS)] == [*PAGES, *REGIONS]
     assert stale(DOCS) == [], "run scripts/docs and commit the pages"
+
+
+def test_the_readme_region_is_rendered_and_the_rest_of_it_kept(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "results").mkdir(parents=True)
+    readme = tmp_path / "README.md"
+    readme.write_text("# Hand\n\n<!-- seeds-table:start -->\nold\n<!-- seeds-table:end -->\n\nafter\n")
+    text = build(docs)[readme]
+    assert text.startswith("# Hand\n\n<!-- seeds-table:start -->\n| Seed | What it claimed |")
+    assert "](docs/seed-000.md)" in text and "old" not in text and text.endswith("<!-- seeds-table:end -->\n\nafter\n")
+    readme.write_text("# Hand, no markers\n")
+    with pytest.raises(UserError, match="no '<!-- seeds-table:start -->'"):
+        build(docs)
 
 
 def test_a_page_that_differs_from_its_results_is_named(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 A page is one module with `render(results_dir) -> str` and one line in PAGES. `scripts/docs`
 writes them; a test checks that every committed page is what its results render to today.
+A region of a hand-written file (the README's seeds table) is rendered the same way, between
+`<!-- NAME:start -->` and `<!-- NAME:end -->` markers; the rest of that file is left alone.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from pywebbench.errors import UserError
 from pywebbench.report.pages import method, seeds
 
 PAGES: dict[str, Callable[[Path], str]] = {
@@ -18,10 +21,34 @@ PAGES: dict[str, Callable[[Path], str]] = {
 }
 """docs/<name> -> its renderer, given docs/results."""
 
+REGIONS: dict[str, dict[str, Callable[[Path], str]]] = {
+    "README.md": {"seeds-table": seeds.readme_seeds_table},
+}
+"""A file beside docs/ -> {region name -> its renderer, given docs/results}."""
+
 
 def build(docs: Path) -> dict[Path, str]:
-    """Every page's path and text, rendered from docs/results."""
-    return {docs / name: render(docs / "results") for name, render in PAGES.items()}
+    """Every page's path and text, rendered from docs/results, and each file with regions
+    (where it exists beside docs/) with those regions rendered."""
+    pages = {docs / name: render(docs / "results") for name, render in PAGES.items()}
+    for name, regions in REGIONS.items():
+        path = docs.parent / name
+        if path.exists():
+            text = path.read_text()
+            for region, render in regions.items():
+                text = with_region(text, region, render(docs / "results"), path)
+            pages[path] = text
+    return pages
+
+
+def with_region(text: str, region: str, body: str, path: Path) -> str:
+    """`text` with what lies between the region's markers replaced by `body`."""
+    start, end = f"<!-- {region}:start -->\n", f"<!-- {region}:end -->"
+    head, found, rest = text.partition(start)
+    _old, closed, tail = rest.partition(end)
+    if not found or not closed:
+        raise UserError(f"{path} has no '{start.strip()}' ... '{end}' region for scripts/docs to fill")
+    return head + start + body + end + tail
 
 
 def stale(docs: Path) -> list[Path]:

@@ -31,7 +31,7 @@ PAGES: dict[str, Render] = {f"seed-{number}.md": render for number, _title, rend
 
 def render_index(results: Path) -> str:
     """docs/seeds.md: seed, what it claimed, what we measured, agree? (the README links here)."""
-    lines = [
+    return "\n".join([
         "# The seeds, reproduced",
         "",
         f"<!-- Built by scripts/docs from docs/results/{SEEDS_DIR}/; edit "
@@ -43,13 +43,23 @@ def render_index(results: Path) -> str:
         f"beside ours. The runs are made by `scripts/seed-runs` into `docs/results/{SEEDS_DIR}/`; a seed not "
         "yet run there says so, with the command.",
         "",
-        "| Seed | What it claimed | What we measured | Agree? |",
-        "|---|---|---|---|",
-    ]
+        *seeds_table(results, ""),
+    ]) + "\n"
+
+
+def seeds_table(results: Path, pages: str) -> list[str]:
+    """The table's lines, each seed linked to its page under the `pages` prefix ("docs/" from the README)."""
+    lines = ["| Seed | What it claimed | What we measured | Agree? |", "|---|---|---|---|"]
     for number, title, _render, headline in SEEDS:
         claimed, found, agree = headline(results)
-        lines.append(f"| [{number}](seed-{number}.md): {title.split(': ', 1)[-1]} | {claimed} | {found} | {agree} |")
-    return "\n".join(lines) + "\n"
+        lines.append(f"| [{number}]({pages}seed-{number}.md): {title.split(': ', 1)[-1]} | {claimed} | {found} "
+                     f"| {agree} |")
+    return lines
 
 
-__all__ = ["PAGES", "SEEDS", "render_index"]
+def readme_seeds_table(results: Path) -> str:
+    """The README's copy of the table (between its seeds-table markers)."""
+    return "\n".join(seeds_table(results, "docs/")) + "\n"
+
+
+__all__ = ["PAGES", "SEEDS", "readme_seeds_table", "render_index", "seeds_table"]
