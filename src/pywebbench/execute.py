@@ -43,7 +43,6 @@ from pywebbench.measure.runner import Progress, Runner
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
 from pywebbench.services.watchdog import ServiceLost, Watchdog
-from pywebbench.catalog.workloads import Needs
 from pywebbench.measure.placement import PlacedGenerator, hosts_ready, place_roles
 from pywebbench.plan.hosts import Inventory
 from pywebbench.results.model import ServiceRecord
@@ -256,7 +255,7 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
             on_note: Callable[[str], None], inventory: Inventory | None = None) -> Runner:
     """Backing services started and watched, the accountant ready, and the runner over them."""
     options = job.options
-    placement = place_roles(services, options, Needs.DATABASE in needs_of(plan), inventory, run_dir, on_note)
+    placement = place_roles(services, options, needs_of(plan), inventory, run_dir, on_note)
     if placement is not None:
         writer.add_service(ServiceRecord("placement", placement.mode, placement.describe()))
         generator = PlacedGenerator(placement)

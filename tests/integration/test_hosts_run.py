@@ -150,3 +150,35 @@ def test_run_with_an_inventory_merges_two_generator_hosts(tmp_path: Path) -> Non
         import json
         counts = [json.loads(p.read_text().splitlines()[0])["requests"] for p in parts]
         assert trial.load.requests == sum(counts)
+
+
+@RIG
+def test_upstream_role_on_its_own_host_answers_through_a_measured_link(tmp_path: Path) -> None:
+    """--hosts with the upstream role on its own namespace: the Go upstream starts there over SSH,
+    the app reaches it through the app -> upstream link, whose delay is set and measured."""
+    from pywebbench.stage.envs import uv_binary
+    from pywebbench.stage.netns import NetnsRig
+
+    with NetnsRig(("gen", "app", "up"), tmp_path / "made") as rig:
+        inventory = tmp_path / "hosts.toml"
+        text = rig.inventory_toml({"gen": ("generator",), "app": ("app",), "up": ("upstream",)})
+        inventory.write_text(text.replace("roles = [", f'uv = "{uv_binary()}"\nroles = ['))
+        out = tmp_path / "run"
+        done = subprocess.run([*PYWEBBENCH, "run", "--hosts", str(inventory), "--stack", "flask:gunicorn-sync",
+                               "--workload", "upstream", "--upstream-delay", "0.005", "--duration", "1",
+                               "--settle", "0.25", "--connections", "2", "--rtt", "2ms", "--repeats", "1",
+                               "--out", str(out)], capture_output=True, text=True, cwd=REPO, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        inside = [pid for pid in namespace_pids(rig.namespace("up")) if _running(pid)]
+    results = load_results(out)
+    placed = next(s for s in results.services if s.name == "placement")
+    assert placed.config["roles"]["upstream"] == ["up"] and placed.config["roles"]["app"] == ["app"]
+    (trial,) = results.trials
+    assert trial.valid and trial.load is not None and trial.load.requests > 20 and trial.load.errors == 0
+    links = {r.config["link"]: r.config for r in results.services if r.name == "link app-upstream"}
+    (link,) = links.values()
+    assert link["measured_from"] == "app" and link["rtt_set_ms"] == 2.0
+    assert 1.5 < link["rtt_measured_ms"] < 4.0, link  # the delay is there, and measured
+    remote = next(s for s in results.services if s.name == "upstream (placed)")
+    assert remote.config["host"] == "up" and remote.config["delay_s"] == 0.005
+    assert len(inside) <= 1  # after the run, at most the rig's own sshd is left in the upstream's namespace

@@ -1,9 +1,14 @@
 """Roles on their hosts for one run (`--hosts`, `--topology netns`): what the runner asks of them.
 
 A `Placement` opens one SSH connection per host, starts the db role (PostgreSQL and
-pgbouncer, services/remote_db.py) on its host, and puts a Toxiproxy link in front of each
-thing crossed between hosts: app -> db on the db host, generator -> app on the app host (one
-proxy per launched server, so every generator host reaches it at the same address). Every
+pgbouncer, services/remote_db.py) and the upstream role (the Go upstream API,
+services/remote_upstream.py) on their hosts, each in its own process group stopped with the
+run, and puts a Toxiproxy link in front of each thing crossed between hosts: app -> db on the
+db host, app -> upstream on the upstream host (the app's PWB_UPSTREAM_URL names the link),
+generator -> app on the app host (one proxy per launched server, so every generator host
+reaches it at the same address). A role no host takes runs on the app host, reached on its
+loopback without a link. The proxy role (nginx) is not wired: an inventory that places it is
+refused when it is read (plan/hosts.py). Every
 link goes through its proxy at every sweep point, 0 ms included, so points differ only by
 the delay. The runner asks it for the app's launcher (`RemoteLauncher`), for the address the
 load goes to (`front`), and at each launch for the point's delay (`retune`), which it sets on
@@ -11,7 +16,8 @@ every link and then measures; each measurement is a service record of the result
 
 The app's CPU is read on its host (measure/remote.py: its process group in /proc at the
 window's edges). What is not wired yet, and said so in the results' placement record:
-pgbouncer's session count (#DB) on the db host, and per-lane pgbouncer databases.
+pgbouncer's session count (#DB) on the db host, per-lane pgbouncer databases, the upstream's
+ceiling on its host, and the proxy role.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pywebbench.catalog.workloads import Needs
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.loadgen.remote import RemoteWrk, run_together
@@ -36,9 +43,12 @@ from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, ServiceRecord
 from pywebbench.services.links import HTTP_PROBE, MECHANISM, PG_SSL_REQUEST, LinkProxies, RttMeasurement, measure_rtt
 from pywebbench.services.remote_db import RemoteDb
+from pywebbench.services.remote_upstream import UPSTREAM_PROBE, RemoteUpstream
+from pywebbench.stage.envs import cache_root
 from pywebbench.stage.hostcheck import check_inventory, require_ready, target_of
 from pywebbench.stage.netns import NetnsRig
 from pywebbench.stage.ssh import SshConnection, SshError, SshTarget
+from pywebbench.stage.reference import GoBuildError, build_go_binaries
 from pywebbench.stage.toxiproxy import build_toxiproxy
 
 _FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
@@ -57,6 +67,16 @@ class PlacedHost:
 
 
 @dataclass(frozen=True)
+class UpstreamRole:
+    """The upstream the app's /upstream calls, started on the upstream role's host."""
+
+    binary: Path
+    """The Go upstream (stage/reference), at the same path on its host."""
+    delay_s: float
+    size_bytes: int
+
+
+@dataclass(frozen=True)
 class PlacementConfig:
     needs_db: bool
     db_rows: int
@@ -64,6 +84,8 @@ class PlacementConfig:
     rtt_s: float
     """The delay of a point that sets none (--rtt, or 0)."""
     toxiproxy: Path
+    upstream: UpstreamRole | None = None
+    """Set when a workload calls the upstream."""
     python: str = sys.executable
     """The python that runs the db role on its host (the same path there: a shared filesystem or
     the same install)."""
@@ -82,6 +104,9 @@ class Placement:
         self.conns: dict[str, SshConnection] = {}
         self.machines: dict[str, dict[str, Any]] = {}
         self.db_link: str | None = None
+        self.upstream_link: str | None = None
+        self._upstream_url: str | None = None
+        self._upstream_links: LinkProxies | None = None
         self._dsn: str | None = None
         self._db_links: LinkProxies | None = None
         self._app_links: LinkProxies | None = None
@@ -117,7 +142,7 @@ class Placement:
                                         **_machine(self.conns[host.name])}
         app, db = self.host_of(Role.APP), self.host_of(Role.DB)
         links = self.work_dir / "links"
-        for name in {app.name, db.name}:
+        for name in {app.name, db.name, self.host_of(Role.UPSTREAM).name}:
             _require(self.conns[name], self.config.toxiproxy)
         if self.config.needs_db:
             db_dir = Path(tempfile.mkdtemp(prefix="pwb-db-"))
@@ -132,16 +157,38 @@ class Placement:
             link = self._db_links.add("app-db", f"{db.address}:{port}", f"127.0.0.1:{remote_db.info.port}")
             self.db_link = link.listen
             self._dsn = remote_db.info.dsn.replace(f"@127.0.0.1:{remote_db.info.port}/", f"@{link.listen}/")
+        if self.config.upstream is not None:
+            self._start_upstream(self.config.upstream, links)
         self._app_links = self._stack.enter_context(
             LinkProxies(self.conns[app.name], str(self.config.toxiproxy), links / "app"))
         self.generators = tuple(RemoteWrk(self.conns[h.name], str(self.work_dir / "generators" / h.name))
                                 for h in self.hosts if Role.GENERATOR in h.roles)
 
+    def _start_upstream(self, role: UpstreamRole, links: Path) -> None:
+        """The upstream on its host; across hosts, behind the app -> upstream link there."""
+        host, app = self.host_of(Role.UPSTREAM), self.host_of(Role.APP)
+        conn = self.conns[host.name]
+        upstream = self._stack.enter_context(RemoteUpstream(conn, self.config.python, role.binary,
+                                                            self.work_dir / "upstream", role.delay_s, role.size_bytes))
+        assert upstream.info is not None
+        where = f"127.0.0.1:{upstream.info.port}"
+        if host.name != app.name:
+            self._upstream_links = self._stack.enter_context(
+                LinkProxies(conn, str(self.config.toxiproxy), links / "upstream"))
+            where = self._upstream_links.add("app-upstream", f"{host.address}:{_free_port(conn, host.address)}",
+                                              where).listen
+            self.upstream_link = where
+        self._upstream_url = f"http://{where}/"
+        self.pending.append(ServiceRecord("upstream (placed)", upstream.info.version, {
+            "host": host.name, "url": self._upstream_url, "delay_s": role.delay_s, "size_bytes": role.size_bytes,
+            "server": "std", "log_dir": str(self.work_dir / "upstream")}))
+
     # -- what the runner asks ------------------------------------------------------------------
 
     def app_environment(self, env: dict[str, str]) -> dict[str, str]:
-        """The app's environment with its DSN through the app -> db link."""
-        return {**env, "PWB_DSN": self._dsn} if self._dsn is not None and "PWB_DSN" in env else env
+        """The app's environment with its DSN and upstream URL through their links (or its host's loopback)."""
+        placed = {"PWB_DSN": self._dsn, "PWB_UPSTREAM_URL": self._upstream_url}
+        return {**env, **{k: v for k, v in placed.items() if v is not None and k in env}}
 
     def launcher(self, session: Session, env_path: Path | None) -> RemoteLauncher:
         if env_path is None:
@@ -181,16 +228,22 @@ class Placement:
         self._point = f"rtt={rtt * 1000:g}ms"
         if rtt == self._rtt_s:
             return []
-        for proxies in (self._db_links, self._app_links):
-            if proxies is not None:
-                proxies.set_rtt(rtt)
+        for proxies in self._links():
+            proxies.set_rtt(rtt)
         self._rtt_s = rtt
         records = self.take_pending()
         if self.db_link is not None:
             app = self.host_of(Role.APP)
             records.append(self._rtt_record("app-db", measure_rtt(self.conns[app.name], self.db_link, PG_SSL_REQUEST),
                                             app.name))
+        if self.upstream_link is not None:
+            app = self.host_of(Role.APP)
+            records.append(self._rtt_record("app-upstream", measure_rtt(self.conns[app.name], self.upstream_link,
+                                                                        UPSTREAM_PROBE), app.name))
         return records
+
+    def _links(self) -> tuple[LinkProxies, ...]:
+        return tuple(p for p in (self._db_links, self._upstream_links, self._app_links) if p is not None)
 
     def _record_rtt(self, link: str, measured: RttMeasurement, client: str) -> None:
         self.pending.append(self._rtt_record(link, measured, client))
@@ -212,18 +265,22 @@ class Placement:
     def proxy_cpu_s(self) -> float | None:
         """The link proxies' CPU so far, summed over their hosts (what delaying the links cost)."""
         try:
-            return sum(p.cpu_seconds() for p in (self._db_links, self._app_links) if p is not None)
+            return sum(p.cpu_seconds() for p in self._links())
         except (SshError, ValueError, IndexError):
             return None
 
     def describe(self) -> dict[str, Any]:
         """The placement record of the results header: each role's host, each host's machine."""
+        placed = (Role.GENERATOR, Role.APP, Role.DB) + ((Role.UPSTREAM,) if self.config.upstream is not None else ())
         roles = {r.value: [h.name for h in self.hosts if r in h.roles] or [self.host_of(Role.APP).name]
-                 for r in (Role.GENERATOR, Role.APP, Role.DB)}
+                 for r in placed}
         return {"mode": self.mode, "roles": roles, "hosts": self.machines, "delay_mechanism": MECHANISM,
                 "cpu_accounting": APP_CPU,
                 "not_wired": ["#DB (pgbouncer's sessions on the db host)", "per-lane pgbouncer databases",
-                              "--max-db-sessions sweeps on the db host"]}
+                              "--max-db-sessions sweeps on the db host",
+                              "the upstream's ceiling on its host (the one recorded is of this machine's own "
+                              "upstream, which gives the expected answer)", "--knob upstream_delay",
+                              "the proxy role (nginx; an inventory placing it is refused)"]}
 
     # -- the generator role --------------------------------------------------------------------
 
@@ -269,6 +326,8 @@ def hosts_ready(options: RunOptions, points: Sequence[Sequence[tuple[str, object
     if not options.placed and any(name == "rtt_s" for point in points for name, _ in point):
         raise UserError("--knob rtt delays the links between hosts, and on a single host there are none: "
                         "add --hosts HOSTS_TOML or --topology netns")
+    if options.placed and any(name == "upstream_delay_s" for point in points for name, _ in point):
+        raise UserError("--knob upstream_delay cannot yet restart the upstream on its host: sweep it on one host")
     if options.hosts is None:
         return None
     inventory = load_inventory(Path(options.hosts), allow_remote=options.allow_remote)
@@ -277,9 +336,10 @@ def hosts_ready(options: RunOptions, points: Sequence[Sequence[tuple[str, object
     return inventory
 
 
-def place_roles(services: ExitStack, options: RunOptions, needs_db: bool, inventory: Inventory | None, run_dir: Path,
-                on_note: Callable[[str], None]) -> Placement | None:
-    """The roles' hosts reached (the netns rig made first), the db role and the links up; None on one host."""
+def place_roles(services: ExitStack, options: RunOptions, needs: frozenset[Needs], inventory: Inventory | None,
+                run_dir: Path, on_note: Callable[[str], None]) -> Placement | None:
+    """The roles' hosts reached (the netns rig made first), the db and upstream roles and the links up;
+    None on one host."""
     if not options.placed:
         return None
     try:
@@ -294,12 +354,21 @@ def place_roles(services: ExitStack, options: RunOptions, needs_db: bool, invent
         on_note(f"netns rig: {', '.join(f'{name} {rig.hosts[name].address}' for name, _ in RIG_ROLES)}")
         hosts = [PlacedHost(name, rig.hosts[name].address, (role,), rig.hosts[name].target) for name, role in RIG_ROLES]
         mode = "netns"
-    config = PlacementConfig(needs_db, options.db_rows, options.max_db_sessions,
-                             options.rtt_s or 0.0, toxiproxy)
+    config = PlacementConfig(Needs.DATABASE in needs, options.db_rows, options.max_db_sessions, options.rtt_s or 0.0,
+                             toxiproxy, _upstream_role(options) if Needs.UPSTREAM in needs else None)
     try:
         return services.enter_context(Placement(hosts, run_dir, config, mode))
     except (SshError, OSError) as exc:
         raise UserError(f"the hosts could not be made ready: {str(exc).splitlines()[0]}") from None
+
+
+def _upstream_role(options: RunOptions) -> UpstreamRole:
+    try:  # cached by its sources' hash: the backing services' build later is the same one
+        binary = build_go_binaries(cache_root() / "go").upstream
+    except (GoBuildError, OSError) as exc:
+        raise UserError(f"the upstream role needs the Go upstream, and it could not be built: "
+                        f"{str(exc).splitlines()[0]}") from None
+    return UpstreamRole(binary, options.upstream_delay_s, options.upstream_size)
 
 
 def _machine(conn: SshConnection) -> dict[str, Any]:

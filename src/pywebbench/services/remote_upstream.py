@@ -1,0 +1,103 @@
+"""The upstream role on its own host: the Go upstream API started there by the same service.
+
+On the upstream host, `python -m pywebbench.services.remote_upstream WORK_DIR BINARY DELAY_S
+SIZE` starts UpstreamService (on that host's loopback, as locally), writes its port and
+version to WORK_DIR/upstream.json, and holds it until SIGTERM. The app reaches it only
+through the app -> upstream link proxy on that host (services/links.py), where the link's
+delay is added. On the harness side, `RemoteUpstream` starts it over SSH in its own process
+group and reads the file back, as `RemoteDb` does for the db role.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType, TracebackType
+
+from pywebbench.services.upstream import UpstreamService
+from pywebbench.stage.ssh import RemoteProcess, SshConnection, SshError
+
+UPSTREAM_PROBE = b"GET /?delay_ms=0 HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"
+"""An upstream request that does not wait: its round trip is the link's alone."""
+
+
+@dataclass(frozen=True)
+class RemoteUpstreamInfo:
+    port: int
+    """The upstream's port on its host's loopback."""
+    version: str
+    delay_s: float
+    size_bytes: int
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
+def main(argv: Sequence[str]) -> int:
+    work_dir, binary, delay_s, size = Path(argv[0]), Path(argv[1]), float(argv[2]), int(argv[3])
+    signal.signal(signal.SIGTERM, _stop)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    with UpstreamService(work_dir / "upstream", binary, delay_s, size, server="std") as up:
+        out = work_dir / "upstream.json.tmp"
+        out.write_text(json.dumps({"port": up.port, "version": up.version}))
+        out.replace(work_dir / "upstream.json")
+        while True:
+            time.sleep(3600)
+    return 0
+
+
+class RemoteUpstream:
+    """`with RemoteUpstream(conn, python, binary, work_dir, delay_s, size) as up:` -> up.info; stopped by its group."""
+
+    def __init__(self, conn: SshConnection, python: str, binary: Path, work_dir: Path, delay_s: float,
+                 size_bytes: int, ready_timeout_s: float = 30.0) -> None:
+        self.conn = conn
+        self.python = python
+        self.binary = binary
+        self.work_dir = work_dir
+        self.delay_s = delay_s
+        self.size_bytes = size_bytes
+        self.ready_timeout_s = ready_timeout_s
+        self._proc: RemoteProcess | None = None
+        self.info: RemoteUpstreamInfo | None = None
+
+    def __enter__(self) -> RemoteUpstream:
+        remote = str(self.work_dir)
+        self.conn.run(["rm", "-f", f"{remote}/upstream.json"])
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"}
+        self._proc = self.conn.spawn([self.python, "-m", "pywebbench.services.remote_upstream", remote,
+                                      str(self.binary), repr(self.delay_s), str(self.size_bytes)],
+                                     name="upstream", remote_dir=remote, local_log_dir=self.work_dir, env=env)
+        deadline = time.monotonic() + self.ready_timeout_s
+        try:
+            while time.monotonic() < deadline:
+                done = self.conn.run(["cat", f"{remote}/upstream.json"], check=False, timeout=15)
+                if done.returncode == 0 and done.stdout.strip():
+                    data = json.loads(done.stdout)
+                    self.info = RemoteUpstreamInfo(int(data["port"]), str(data["version"]), self.delay_s,
+                                                   self.size_bytes)
+                    return self
+                if self._proc.poll() is not None:
+                    break
+                time.sleep(0.2)
+            _, err = self._proc.fetch_logs()
+            raise SshError(f"the upstream role on {self.conn.name} did not start: "
+                           f"{' '.join(err.read_text(errors='replace').strip().splitlines()[-2:])}")
+        except BaseException:
+            self._proc.stop()
+            raise
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._proc is not None:
+            self._proc.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
