@@ -182,3 +182,16 @@ def test_upstream_role_on_its_own_host_answers_through_a_measured_link(tmp_path:
     remote = next(s for s in results.services if s.name == "upstream (placed)")
     assert remote.config["host"] == "up" and remote.config["delay_s"] == 0.005
     assert len(inside) <= 1  # after the run, at most the rig's own sshd is left in the upstream's namespace
+
+
+def test_an_inventory_placing_the_proxy_role_is_refused_in_one_line(tmp_path: Path) -> None:
+    """nginx is not wired across hosts: refused before anything starts, never silently left out."""
+    inventory = tmp_path / "hosts.toml"
+    inventory.write_text('[hosts.app]\naddress = "10.0.0.3"\nroles = ["app", "generator"]\n'
+                         '[hosts.edge]\naddress = "10.0.0.4"\nroles = ["proxy"]\n')
+    done = subprocess.run([*PYWEBBENCH, "run", "--hosts", str(inventory), "--stack", "flask:gunicorn-sync",
+                           "--out", str(tmp_path / "r")], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "role 'proxy' (nginx) on 'edge' cannot yet run on its own host" in done.stderr
+    assert not (tmp_path / "r").exists()

@@ -35,6 +35,9 @@ def test_roles_land_on_their_hosts_and_unplaced_roles_on_the_app_host(tmp_path: 
     ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator"]\npassword = "x"\n', "unknown key 'password'"),
     ('[server]\nx = 1\n', "unknown table 'server'"),
     ('hosts = [', "does not parse"),
+    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator"]\n[hosts.p]\naddress = "10.0.0.3"\n'
+     'roles = ["proxy"]\n', "role 'proxy' (nginx) on 'p' cannot yet run on its own host"),
+    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator", "proxy"]\n', "role 'proxy' (nginx) on 'a'"),
 ])
 def test_an_inventory_that_cannot_work_is_one_line(tmp_path: Path, text: str, says: str) -> None:
     path = tmp_path / "hosts.toml"

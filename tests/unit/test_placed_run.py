@@ -63,3 +63,13 @@ def test_placement_lines_name_hosts_and_rtt_per_point() -> None:
     assert "  measured RTT at rtt=2ms: app-db 2.40 ms" in lines
     assert lines[-1].endswith("1.50 s")
     assert placement_lines(_results(())) == []
+
+
+def test_an_upstream_delay_sweep_across_hosts_is_refused_before_anything_starts() -> None:
+    from pywebbench.measure.placement import hosts_ready
+    options = RunOptions(topology="netns").validate()
+    points = [p.overrides().items() for p in grid(parse_knobs(["upstream_delay=0.01,0.05"]))]
+    with pytest.raises(UserError, match="upstream_delay cannot yet restart the upstream on its host") as caught:
+        hosts_ready(options, points)
+    assert "\n" not in str(caught.value)
+    assert hosts_ready(RunOptions().validate(), points) is None  # on one host the sweep is the local restart

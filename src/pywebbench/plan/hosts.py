@@ -10,9 +10,11 @@
     key = "~/.ssh/bench_ed25519"
     roles = ["app", "db"]
 
-Roles: `generator` (one host or more), `app` (exactly one), `db` (PostgreSQL and pgbouncer),
-`upstream` and `proxy` (nginx), each at most one host; a role no host takes stays on the app
-host. Load goes to loopback, private networks or link-local addresses only, unless
+Roles: `generator` (one host or more), `app` (exactly one), `db` (PostgreSQL and pgbouncer)
+and `upstream` (the Go upstream API), each at most one host; a role no host takes stays on the
+app host. `proxy` (nginx in front of the app) is a role name, but it is not wired across hosts
+yet: an inventory that places it is refused here, before anything starts, rather than having
+it silently ignored (the generators load the app directly). Load goes to loopback, private networks or link-local addresses only, unless
 `--allow-remote` says a public address is meant.
 """
 
@@ -156,6 +158,10 @@ def _check_roles(hosts: tuple[Host, ...], source: str) -> None:
         holders = [h.name for h in hosts if role in h.roles]
         if role is not Role.GENERATOR and len(holders) > 1:
             raise UserError(f"{source}: role {role.value!r} is on {holders[0]!r} and {holders[1]!r}; it takes one host")
+    for host in hosts:
+        if Role.PROXY in host.roles:
+            raise UserError(f"{source}: role 'proxy' (nginx) on {host.name!r} cannot yet run on its own host "
+                            "(not wired across hosts): remove it, the generators then load the app directly")
     if not any(Role.APP in h.roles for h in hosts):
         raise UserError(f"{source}: no host takes the app role")
     if not any(Role.GENERATOR in h.roles for h in hosts):
