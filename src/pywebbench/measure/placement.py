@@ -142,7 +142,8 @@ class Placement:
                                         **_machine(self.conns[host.name])}
         app, db = self.host_of(Role.APP), self.host_of(Role.DB)
         links = self.work_dir / "links"
-        for name in {app.name, db.name, self.host_of(Role.UPSTREAM).name}:
+        upstream = self.host_of(Role.UPSTREAM) if self.config.upstream is not None else app
+        for name in {app.name, db.name, upstream.name}:
             _require(self.conns[name], self.config.toxiproxy)
         if self.config.needs_db:
             db_dir = Path(tempfile.mkdtemp(prefix="pwb-db-"))
