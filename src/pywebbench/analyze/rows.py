@@ -135,7 +135,8 @@ def _rps_values(trials: list[TrialResult]) -> list[float]:
 
 def run_aggregation(results: ResultSet) -> Aggregation:
     name = results.header.options.get("aggregation", Aggregation.MEDIAN.value)
-    return Aggregation(name) if name in {a.value for a in Aggregation} else Aggregation.MEDIAN
+    # A hand-edited header may hold anything here (a list is unhashable): unknown reads as the default.
+    return Aggregation(name) if isinstance(name, str) and name in {a.value for a in Aggregation} else Aggregation.MEDIAN
 
 
 def _spectrum(trials: list[TrialResult]) -> tuple[tuple[float, float], ...]:
