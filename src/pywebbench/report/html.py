@@ -29,7 +29,7 @@ from pywebbench.report.common import cell_title, cells, method_note, run_workloa
 from pywebbench.report.html_charts import Chart, Figures, cell_charts, stack_colors, sweep_charts
 from pywebbench.report.deploy import app_notes, deploy_commands
 from pywebbench.analyze.tuning import tuning_of
-from pywebbench.report.tuning import HEADERS, tuning_cells, tuning_footer, tuning_title
+from pywebbench.report.tuning import tuning_cells, tuning_footer, tuning_headers, tuning_title
 from pywebbench.results.model import ResultSet
 
 PLOTLY_FILE = f"plotly-{get_plotlyjs_version()}.min.js"
@@ -110,7 +110,7 @@ def _tuning_context(results: ResultSet) -> dict[str, object] | None:
     tuning = tuning_of(results)
     if tuning is None:
         return None
-    return {"title": tuning_title(tuning), "headers": HEADERS, "rows": tuning_cells(tuning),
+    return {"title": tuning_title(tuning), "headers": tuning_headers(tuning), "rows": tuning_cells(tuning),
             "footer": tuning_footer(tuning), "deploy": tuning.deploy}
 
 

@@ -18,6 +18,13 @@ HEADERS = ("#", "Server", "Class", "Workers", "Threads", "Objective", "95% inter
            "Peak RSS MiB", "Rounds", "Tie", "Stage", "Note")
 
 
+def tuning_headers(tuning: Tuning) -> tuple[str, ...]:
+    """A capacity's interval is its search's bracket (held, failed), not a confidence interval."""
+    if not tuning.capacity:
+        return HEADERS
+    return tuple("Bracket" if h == "95% interval" else h for h in HEADERS)
+
+
 def tuning_cells(tuning: Tuning) -> list[list[str]]:
     """The table's rows as text, for renderers that lay it out themselves (HTML)."""
     return [_cells(tuning, row) for row in tuning.ranked]
@@ -86,7 +93,7 @@ def render_tuning(tuning: Tuning, width: int = 175) -> str:
     buffer = io.StringIO()
     console = plain_console(buffer, width)
     table = Table(title=tuning_title(tuning), title_justify="left")
-    for header in HEADERS:
+    for header in tuning_headers(tuning):
         table.add_column(header, justify="right" if header in ("#", "Workers", "Threads", "Rounds") else "left")
     for row in tuning.ranked:
         table.add_row(*_cells(tuning, row))
@@ -103,8 +110,9 @@ def render_tuning(tuning: Tuning, width: int = 175) -> str:
 
 
 def render_tuning_markdown(tuning: Tuning) -> str:
-    lines = [f"## {escape(tuning_title(tuning))}", "", "| " + " | ".join(HEADERS) + " |",
-             "|" + "|".join("---:" if h in ("#", "Workers", "Threads", "Rounds") else "---" for h in HEADERS) + "|"]
+    headers = tuning_headers(tuning)
+    lines = [f"## {escape(tuning_title(tuning))}", "", "| " + " | ".join(headers) + " |",
+             "|" + "|".join("---:" if h in ("#", "Workers", "Threads", "Rounds") else "---" for h in headers) + "|"]
     lines += ["| " + " | ".join(escape(cell) for cell in _cells(tuning, row)) + " |" for row in tuning.ranked]
     lines.append("")
     lines += [f"- {escape(line)}" for line in tuning_footer(tuning)]
