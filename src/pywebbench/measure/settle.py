@@ -7,7 +7,7 @@ never read. wrk is the harness's default generator and always installed.
 An open-loop window (a capacity probe at a fixed rate) settles at its own rate with oha: a
 closed-loop settle saturates the server, and the queue it leaves (up to one request per
 connection) drains into the probe's first requests, which a tail objective then counts. On
-this machine that put p99 near 64 ms on probes far below capacity, every time a probe came
+this machine that put p99 near 64 ms on probes far below capacity when they came
 right after a wrk settle (the notes app's tuning run, docs/results/tuning-before-rate-settle).
 """
 
