@@ -22,7 +22,8 @@ from types import FrameType, TracebackType
 
 from pywebbench.services.pgbouncer import PgBouncerService
 from pywebbench.services.postgres import PostgresConfig, PostgresService
-from pywebbench.stage.ssh import RemoteProcess, SshConnection, SshError
+from pywebbench.services.remote_role import start_role
+from pywebbench.stage.ssh import RemoteProcess, SshConnection
 
 
 @dataclass(frozen=True)
@@ -68,29 +69,11 @@ class RemoteDb:
         self.info: RemoteDbInfo | None = None
 
     def __enter__(self) -> RemoteDb:
-        remote = str(self.work_dir)
-        self.conn.run(["rm", "-f", f"{remote}/db.json"])
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"}
-        self._proc = self.conn.spawn([self.python, "-m", "pywebbench.services.remote_db", remote, str(self.rows),
-                                      str(self.sessions)], name="db", remote_dir=remote,
-                                     local_log_dir=self.work_dir, env=env)
-        deadline = time.monotonic() + self.ready_timeout_s
-        try:
-            while time.monotonic() < deadline:
-                done = self.conn.run(["cat", f"{remote}/db.json"], check=False, timeout=15)
-                if done.returncode == 0 and done.stdout.strip():
-                    data = json.loads(done.stdout)
-                    self.info = RemoteDbInfo(int(data["port"]), str(data["dsn"]), str(data["postgres_version"]))
-                    return self
-                if self._proc.poll() is not None:
-                    break
-                time.sleep(0.2)
-            _, err = self._proc.fetch_logs()
-            raise SshError(f"the db role on {self.conn.name} did not start: "
-                           f"{' '.join(err.read_text(errors='replace').strip().splitlines()[-2:])}")
-        except BaseException:
-            self._proc.stop()
-            raise
+        self._proc, data = start_role(self.conn, self.python, "pywebbench.services.remote_db",
+                                      [str(self.rows), str(self.sessions)], role="db", work_dir=self.work_dir,
+                                      ready_file="db.json", timeout_s=self.ready_timeout_s)
+        self.info = RemoteDbInfo(int(data["port"]), str(data["dsn"]), str(data["postgres_version"]))
+        return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:

@@ -20,7 +20,8 @@ from pathlib import Path
 from types import FrameType, TracebackType
 
 from pywebbench.services.upstream import UpstreamService
-from pywebbench.stage.ssh import RemoteProcess, SshConnection, SshError
+from pywebbench.services.remote_role import start_role
+from pywebbench.stage.ssh import RemoteProcess, SshConnection
 
 UPSTREAM_PROBE = b"GET /?delay_ms=0 HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"
 """An upstream request that does not wait: its round trip is the link's alone."""
@@ -68,30 +69,12 @@ class RemoteUpstream:
         self.info: RemoteUpstreamInfo | None = None
 
     def __enter__(self) -> RemoteUpstream:
-        remote = str(self.work_dir)
-        self.conn.run(["rm", "-f", f"{remote}/upstream.json"])
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"}
-        self._proc = self.conn.spawn([self.python, "-m", "pywebbench.services.remote_upstream", remote,
-                                      str(self.binary), repr(self.delay_s), str(self.size_bytes)],
-                                     name="upstream", remote_dir=remote, local_log_dir=self.work_dir, env=env)
-        deadline = time.monotonic() + self.ready_timeout_s
-        try:
-            while time.monotonic() < deadline:
-                done = self.conn.run(["cat", f"{remote}/upstream.json"], check=False, timeout=15)
-                if done.returncode == 0 and done.stdout.strip():
-                    data = json.loads(done.stdout)
-                    self.info = RemoteUpstreamInfo(int(data["port"]), str(data["version"]), self.delay_s,
-                                                   self.size_bytes)
-                    return self
-                if self._proc.poll() is not None:
-                    break
-                time.sleep(0.2)
-            _, err = self._proc.fetch_logs()
-            raise SshError(f"the upstream role on {self.conn.name} did not start: "
-                           f"{' '.join(err.read_text(errors='replace').strip().splitlines()[-2:])}")
-        except BaseException:
-            self._proc.stop()
-            raise
+        self._proc, data = start_role(self.conn, self.python, "pywebbench.services.remote_upstream",
+                                      [str(self.binary), repr(self.delay_s), str(self.size_bytes)], role="upstream",
+                                      work_dir=self.work_dir, ready_file="upstream.json",
+                                      timeout_s=self.ready_timeout_s)
+        self.info = RemoteUpstreamInfo(int(data["port"]), str(data["version"]), self.delay_s, self.size_bytes)
+        return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
