@@ -43,7 +43,8 @@ from pywebbench.measure.runner import Progress, Runner
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
 from pywebbench.services.watchdog import ServiceLost, Watchdog
-from pywebbench.measure.placement import PlacedGenerator, hosts_ready, place_roles
+from pywebbench.measure.placement import PlacedGenerator
+from pywebbench.measure.placing import hosts_ready, place_roles
 from pywebbench.plan.hosts import Inventory
 from pywebbench.results.model import ServiceRecord
 from pywebbench.plan.sweep import grid, parse_knobs

@@ -66,7 +66,7 @@ def test_placement_lines_name_hosts_and_rtt_per_point() -> None:
 
 
 def test_an_upstream_delay_sweep_across_hosts_is_refused_before_anything_starts() -> None:
-    from pywebbench.measure.placement import hosts_ready
+    from pywebbench.measure.placing import hosts_ready
     options = RunOptions(topology="netns").validate()
     points = [p.overrides().items() for p in grid(parse_knobs(["upstream_delay=0.01,0.05"]))]
     with pytest.raises(UserError, match="upstream_delay cannot yet restart the upstream on its host") as caught:
