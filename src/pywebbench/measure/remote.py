@@ -44,6 +44,18 @@ print(cpu / tck, rss / 2**20, n)
 """The server's process group on its host: CPU (its live processes' own and reaped children's),
 RSS and process count, from /proc/PID/stat (fields 5, 14-17, 24)."""
 
+def group_usage(conn: SshConnection, pgid: int) -> GroupUsage | None:
+    """A process group's CPU seconds so far, RSS and process count on `conn`'s host; None if unreadable.
+
+    Any role started in its own group (the app's server, the db and upstream roles) is read the same way."""
+    try:
+        done = conn.run(["python3", "-c", _GROUP_USAGE, str(pgid)], timeout=15)
+        cpu, rss, count = done.stdout.split()
+        return GroupUsage(float(cpu), float(rss), int(count))
+    except (SshError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
 _FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
 
 
@@ -110,14 +122,7 @@ class RemoteLauncher:
                     return ""
 
             def usage() -> GroupUsage | None:
-                if proc.pgid is None:
-                    return None
-                try:
-                    done = self.conn.run(["python3", "-c", _GROUP_USAGE, str(proc.pgid)], timeout=15)
-                    cpu, rss, count = done.stdout.split()
-                    return GroupUsage(float(cpu), float(rss), int(count))
-                except (SshError, ValueError, subprocess.TimeoutExpired):
-                    return None
+                return None if proc.pgid is None else group_usage(self.conn, proc.pgid)
 
             yield RunningServer(port, tuple(argv), lambda: proc.poll() is None, tail, (), proc.poll,
                                 proc.terminate, host=self.address, group_usage=usage)
