@@ -24,6 +24,7 @@ from pywebbench.measure.accounting import WindowUsage
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
 from pywebbench.measure.runner import Runner
+from pywebbench.measure.quiesce import ServersCpu, wait_until_idle
 from pywebbench.measure.verify import odd_answers
 from pywebbench.measure.window import LaunchFailed, Live, died_during, load_failed, now
 from pywebbench.services.backing import PeakSampler
@@ -184,7 +185,18 @@ class Rounds:
                         self.runner.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=0.0)
                     except LoadGenError as exc:
                         self.on_note(f"{session.label} {workload.name}: warmup failed: {exc}")
+        self._wait_until_idle(lives)
         return lives, failures
+
+    def _wait_until_idle(self, lives: dict[str, Live]) -> None:
+        """The launch's boot storm over before the first window (measure/quiesce.py)."""
+        if not lives:
+            return
+        quiet = wait_until_idle(ServersCpu(live.server for live in lives.values()), len(lives))
+        self.runner.ledger.add("quiet after launch", quiet.waited_s)
+        if not quiet.settled:
+            self.on_note(f"the {len(lives)} launched servers still used {quiet.last_share:.2f} CPUs after "
+                         f"{quiet.waited_s:.0f} s; measuring anyway (the first round may show their boot)")
 
     def _interleaved_round(self, sessions: list[Session], lives: dict[str, Live],
                            failures: dict[str, LaunchFailed]) -> None:
