@@ -80,7 +80,15 @@ def _noise(interleaved: list[CalibrationRun], duet: list[CalibrationRun], choice
   rounds and launches per minute (an 8 s window leaves two launches in three minutes, and the
   launch effect on one degree of freedom). 4 s is the shortest window whose measured share
   reaches about the issue's 85% (the ten-minute runs above); without a settle the one run's A/A interval left 1.
-  Warmups are timed like settles (0.5 s), since the generators round to whole seconds."""
+  Warmups are timed like settles (0.5 s), since the generators round to whole seconds.
+- **The boot storm after a launch.** Gunicorn and uWSGI answer before all their workers have
+  imported the app, so a launch of many servers keeps booting after every one of them passed
+  its check and warmup: seed 003's first run here (26 stacks, 1 launch) took its first round at
+  a load average of 17-39, with windows of 0-56 req/s that the second round measured in the
+  thousands (`docs/results/boot-storm/`). The rounds now wait after each
+  launch until the launched servers together use less than 0.05 + 0.005 per server of one CPU
+  (`measure/quiesce.py`, up to 2 minutes, said in a note when it times out); the wait is in the
+  run's time ledger as *quiet after launch*."""
 
 
 def _positions(runs: list[CalibrationRun]) -> str:
