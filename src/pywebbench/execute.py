@@ -46,7 +46,6 @@ from pywebbench.services.watchdog import ServiceLost, Watchdog
 from pywebbench.measure.placement import PlacedGenerator
 from pywebbench.measure.placing import hosts_ready, place_roles
 from pywebbench.plan.hosts import Inventory
-from pywebbench.results.model import ServiceRecord
 from pywebbench.plan.sweep import grid, parse_knobs
 
 Point = tuple[tuple[str, Any], ...]
@@ -256,13 +255,14 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
             on_note: Callable[[str], None], inventory: Inventory | None = None) -> Runner:
     """Backing services started and watched, the accountant ready, and the runner over them."""
     options = job.options
-    placement = place_roles(services, options, needs_of(plan), inventory, run_dir, on_note)
+    config = backing_config(plan, options, job.points, lanes=int(job.extra.get("lanes", 0)),
+                            database_url=str(job.extra.get("database_url", "")))
+    placement = place_roles(services, options, needs_of(plan), inventory, run_dir, on_note, lanes=config.lanes)
     if placement is not None:
-        writer.add_service(ServiceRecord("placement", placement.mode, placement.describe()))
+        placement.attach(writer.add_service)
         generator = PlacedGenerator(placement)
     accountant = choose_accountant(services, header.run_id, on_note)
-    backing = Backing(backing_config(plan, options, job.points, lanes=int(job.extra.get("lanes", 0)),
-                                     database_url=str(job.extra.get("database_url", ""))), cache_root())
+    backing = Backing(config, cache_root())
     service_start = time.monotonic()
     try:
         services.enter_context(backing)

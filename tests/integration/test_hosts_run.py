@@ -113,7 +113,7 @@ def _running(pid: int) -> bool:
 @pytest.mark.parametrize(("flags", "says"), [
     (["--rtt", "2ms"], "on a single host there are none"),
     (["--knob", "rtt=0,2ms"], "on a single host there are none"),
-    (["--hosts", "hosts.toml", "--topology", "netns"], "does not take --topology netns"),
+    (["--hosts", "hosts.toml", "--topology", "netns"], "takes --topology direct or nginx"),
     (["--topology", "netns", "--generator", "oha"], "--generator oha is not supported"),
     (["--topology", "netns", "--method", "duet"], "duet is not supported on several hosts"),
 ])
@@ -184,8 +184,9 @@ def test_upstream_role_on_its_own_host_answers_through_a_measured_link(tmp_path:
     assert len(inside) <= 1  # after the run, at most the rig's own sshd is left in the upstream's namespace
 
 
-def test_an_inventory_placing_the_proxy_role_is_refused_in_one_line(tmp_path: Path) -> None:
-    """nginx is not wired across hosts: refused before anything starts, never silently left out."""
+def test_an_inventory_placing_the_proxy_role_without_the_nginx_topology_is_refused_in_one_line(
+        tmp_path: Path) -> None:
+    """nginx placed but the run loads the app directly: refused before anything starts, never ignored."""
     inventory = tmp_path / "hosts.toml"
     inventory.write_text('[hosts.app]\naddress = "10.0.0.3"\nroles = ["app", "generator"]\n'
                          '[hosts.edge]\naddress = "10.0.0.4"\nroles = ["proxy"]\n')
@@ -193,5 +194,5 @@ def test_an_inventory_placing_the_proxy_role_is_refused_in_one_line(tmp_path: Pa
                            "--out", str(tmp_path / "r")], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
-    assert "role 'proxy' (nginx) on 'edge' cannot yet run on its own host" in done.stderr
+    assert "places the proxy role (nginx) on 'edge'" in done.stderr and "--topology nginx" in done.stderr
     assert not (tmp_path / "r").exists()

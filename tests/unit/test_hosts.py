@@ -35,9 +35,8 @@ def test_roles_land_on_their_hosts_and_unplaced_roles_on_the_app_host(tmp_path: 
     ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator"]\npassword = "x"\n', "unknown key 'password'"),
     ('[server]\nx = 1\n', "unknown table 'server'"),
     ('hosts = [', "does not parse"),
-    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator"]\n[hosts.p]\naddress = "10.0.0.3"\n'
-     'roles = ["proxy"]\n', "role 'proxy' (nginx) on 'p' cannot yet run on its own host"),
-    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator", "proxy"]\n', "role 'proxy' (nginx) on 'a'"),
+    ('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator", "proxy"]\n[hosts.p]\naddress = "10.0.0.3"\n'
+     'roles = ["proxy"]\n', "role 'proxy' is on 'a' and 'p'"),
 ])
 def test_an_inventory_that_cannot_work_is_one_line(tmp_path: Path, text: str, says: str) -> None:
     path = tmp_path / "hosts.toml"
@@ -61,3 +60,19 @@ def test_a_host_may_name_its_known_hosts_file_and_its_uv(tmp_path: Path) -> None
     assert (host.known_hosts, host.uv) == (Path("/run/kh"), Path("/opt/uv/bin/uv"))
     with pytest.raises(UserError, match="uv must be a path"):
         parse_inventory({"hosts": {"a": {"address": "10.0.0.2", "roles": ["app", "generator"], "uv": 3}}})
+
+
+def test_the_proxy_role_takes_one_host_of_its_own_or_stays_with_the_app() -> None:
+    inventory = parse_inventory({"hosts": {"a": {"address": "10.0.0.2", "roles": ["app", "generator"]},
+                                           "edge": {"address": "10.0.0.3", "roles": ["proxy"]}}})
+    assert inventory.host_of(Role.PROXY).name == "edge"
+
+
+def test_a_placed_proxy_needs_the_nginx_topology_said_before_any_host_is_reached(tmp_path: Path) -> None:
+    from pywebbench.measure.placing import hosts_ready
+    from pywebbench.plan.options import RunOptions
+    path = tmp_path / "hosts.toml"
+    path.write_text('[hosts.a]\naddress = "10.0.0.2"\nroles = ["app", "generator"]\n'
+                    '[hosts.edge]\naddress = "10.0.0.3"\nroles = ["proxy"]\n')
+    with pytest.raises(UserError, match="places the proxy role .nginx. on 'edge'.*add --topology nginx"):
+        hosts_ready(RunOptions(hosts=str(path)).validate(), [])

@@ -29,7 +29,7 @@ def test_rtt_sets_a_trial_apart_and_is_named() -> None:
 @pytest.mark.parametrize(("options", "says"), [
     (RunOptions(rtt_s=0.002), "on a single host there are none"),
     (RunOptions(rtt_s=0.002, topology="nginx"), "on a single host there are none"),
-    (RunOptions(hosts="h.toml", topology="netns"), "does not take --topology netns"),
+    (RunOptions(hosts="h.toml", topology="netns"), "takes --topology direct or nginx"),
     (RunOptions(topology="netns", generator="oha"), "--generator oha is not supported"),
     (RunOptions(hosts="h.toml", method="duet"), "duet is not supported"),
     (RunOptions(topology="netns", rtt_s=-0.001), "must not be negative"),

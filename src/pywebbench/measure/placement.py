@@ -7,17 +7,17 @@ run, and puts a Toxiproxy link in front of each thing crossed between hosts: app
 db host, app -> upstream on the upstream host (the app's PWB_UPSTREAM_URL names the link),
 generator -> app on the app host (one proxy per launched server, so every generator host
 reaches it at the same address). A role no host takes runs on the app host, reached on its
-loopback without a link. The proxy role (nginx) is not wired: an inventory that places it is
-refused when it is read (plan/hosts.py). Every
-link goes through its proxy at every sweep point, 0 ms included, so points differ only by
+loopback without a link. With `--topology nginx` the proxy role puts one nginx per launched
+server on its host, between a generator -> proxy and a proxy -> app link
+(measure/placed_proxy.py). Every link goes through its proxy at every sweep point, 0 ms included, so points differ only by
 the delay. The runner asks it for the app's launcher (`RemoteLauncher`), for the address the
 load goes to (`front`), and at each launch for the point's delay (`retune`), which it sets on
 every link and then measures; each measurement is a service record of the results.
 
 The app's CPU is read on its host (measure/remote.py: its process group in /proc at the
-window's edges). What is not wired yet, and said so in the results' placement record:
-pgbouncer's session count (#DB) on the db host, per-lane pgbouncer databases, the upstream's
-ceiling on its host, and the proxy role.
+window's edges); #DB is sampled on the db host (services/remote_db.py), with one pgbouncer
+database per lane as locally. What is not wired yet, and said so in the results' placement
+record: a --max-db-sessions sweep (refused) and the upstream's ceiling on its host.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -34,18 +34,21 @@ from typing import Any
 from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.loadgen.remote import RemoteWrk, run_together
 from pywebbench.measure.launchers import RunningServer
-from pywebbench.measure.remote import RemoteLauncher, stage_environment
+from pywebbench.measure.placed_proxy import ProxyHost, proxied_front
+from pywebbench.measure.launchers import GroupUsage
+from pywebbench.measure.remote import RemoteLauncher, stage_environment, tree_usage
 from pywebbench.plan.hosts import Role
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, ServiceRecord
 from pywebbench.services.links import HTTP_PROBE, MECHANISM, PG_SSL_REQUEST, LinkProxies, RttMeasurement, measure_rtt
-from pywebbench.services.remote_db import RemoteDb
+from pywebbench.services.remote_db import RemoteDb, RemotePeak
 from pywebbench.services.remote_upstream import UPSTREAM_PROBE, RemoteUpstream
 from pywebbench.stage.ssh import SshConnection, SshError, SshTarget
 
 _FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
 APP_CPU = ("the app's CPU read over SSH on its host, from /proc for its server's process group at each window's "
-           "edges (RSS at the window's end, not a peak); the other roles' CPU on their hosts is not accounted")
+           "edges (RSS at the window's end, not a peak); the db and upstream roles' likewise for each role's whole "
+           "process tree on its host (roles db and upstream); the generators' from wrk's own rusage")
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,10 @@ class PlacementConfig:
     toxiproxy: Path
     upstream: UpstreamRole | None = None
     """Set when a workload calls the upstream."""
+    proxy: bool = False
+    """nginx in front of each server (--topology nginx), on the proxy role's host."""
+    db_lanes: int = 1
+    """pgbouncer database entries, one per server live at once (the local backing's lanes)."""
     python: str = sys.executable
     """The python that runs the db role on its host (the same path there: a shared filesystem or
     the same install)."""
@@ -100,13 +107,18 @@ class Placement:
         self._upstream_url: str | None = None
         self._upstream_links: LinkProxies | None = None
         self._dsn: str | None = None
+        self._remote_db: RemoteDb | None = None
+        self._remote_upstream: RemoteUpstream | None = None
         self._db_links: LinkProxies | None = None
         self._app_links: LinkProxies | None = None
+        self._proxy_links: LinkProxies | None = None
         self._stack = ExitStack()
         self._staged: set[Path] = set()
         self._rtt_s: float | None = None
         self._point = ""
         self.pending: list[ServiceRecord] = []
+        self.on_record: Callable[[ServiceRecord], None] = self.pending.append
+        """Where records made when a server's front closes go (execute sets the results writer)."""
         self.generators: tuple[RemoteWrk, ...] = ()
 
     def host_of(self, role: Role) -> PlacedHost:
@@ -135,15 +147,20 @@ class Placement:
         app, db = self.host_of(Role.APP), self.host_of(Role.DB)
         links = self.work_dir / "links"
         upstream = self.host_of(Role.UPSTREAM) if self.config.upstream is not None else app
-        for name in {app.name, db.name, upstream.name}:
+        proxy = self.host_of(Role.PROXY) if self.config.proxy else app
+        for name in {app.name, db.name, upstream.name, proxy.name}:
             _require(self.conns[name], self.config.toxiproxy)
+        if self.config.proxy:
+            self._proxy_links = self._stack.enter_context(
+                LinkProxies(self.conns[proxy.name], str(self.config.toxiproxy), links / "proxy"))
         if self.config.needs_db:
             db_dir = Path(tempfile.mkdtemp(prefix="pwb-db-"))
             db_dir.chmod(0o755)  # PostgreSQL's own user must reach its directory
             self._stack.callback(shutil.rmtree, db_dir, True)
             conn = self.conns[db.name]
             remote_db = self._stack.enter_context(RemoteDb(conn, self.config.python, db_dir, self.config.db_rows,
-                                                           self.config.db_sessions))
+                                                           self.config.db_sessions, lanes=self.config.db_lanes))
+            self._remote_db = remote_db
             assert remote_db.info is not None
             self._db_links = self._stack.enter_context(LinkProxies(conn, str(self.config.toxiproxy), links / "db"))
             port = _free_port(conn, db.address)
@@ -164,6 +181,7 @@ class Placement:
         upstream = self._stack.enter_context(RemoteUpstream(conn, self.config.python, role.binary,
                                                             self.work_dir / "upstream", role.delay_s, role.size_bytes))
         assert upstream.info is not None
+        self._remote_upstream = upstream
         where = f"127.0.0.1:{upstream.info.port}"
         if host.name != app.name:
             self._upstream_links = self._stack.enter_context(
@@ -180,8 +198,30 @@ class Placement:
 
     def app_environment(self, env: dict[str, str]) -> dict[str, str]:
         """The app's environment with its DSN and upstream URL through their links (or its host's loopback)."""
-        placed = {"PWB_DSN": self._dsn, "PWB_UPSTREAM_URL": self._upstream_url}
+        dsn = self._dsn
+        if dsn is not None and "PWB_DSN" in env:  # the lane's own database entry, as the local DSN names it
+            dsn = dsn.rsplit("/", 1)[0] + "/" + env["PWB_DSN"].rsplit("/", 1)[1]
+        placed = {"PWB_DSN": dsn, "PWB_UPSTREAM_URL": self._upstream_url}
         return {**env, **{k: v for k, v in placed.items() if v is not None and k in env}}
+
+    def roles_usage(self) -> dict[str, GroupUsage]:
+        """The db and upstream roles' CPU so far on their hosts (each role's whole process tree)."""
+        out: dict[str, GroupUsage] = {}
+        for role, service, where in (("db", self._remote_db, Role.DB), ("upstream", self._remote_upstream, Role.UPSTREAM)):
+            pid = service.pid if service is not None else None
+            usage = tree_usage(self.conns[self.host_of(where).name], pid) if pid is not None else None
+            if usage is not None:
+                out[role] = usage
+        return out
+
+    def reset_pool(self) -> None:
+        """Seed 000's habit on the db host: the next launch starts from an empty pool."""
+        if self._remote_db is not None:
+            self._remote_db.reset_pool()
+
+    def db_peak(self, lane: int | None) -> RemotePeak | None:
+        """Seed 000's #DB for one window, sampled on the db host (None: no db role)."""
+        return self._remote_db.peak(lane) if self._remote_db is not None else None
 
     def launcher(self, session: Session, env_path: Path | None) -> RemoteLauncher:
         if env_path is None:
@@ -197,6 +237,10 @@ class Placement:
     @contextmanager
     def front(self, server: RunningServer, label: str) -> Iterator[tuple[str, int]]:
         """The generator -> app link in front of a server: where the load goes, for as long as it runs."""
+        if self._proxy_links is not None:
+            with self._proxied_front(server, label) as where:
+                yield where
+            return
         assert self._app_links is not None
         app = self.host_of(Role.APP)
         conn = self.conns[app.name]
@@ -213,6 +257,15 @@ class Placement:
                 self._app_links.remove(name)
             except SshError:
                 pass  # the proxy itself is stopped with the run
+
+    def _proxied_front(self, server: RunningServer, label: str) -> AbstractContextManager[tuple[str, int]]:
+        assert self._proxy_links is not None
+        host = self.host_of(Role.PROXY)
+        proxy = ProxyHost(host.name, host.address, self.conns[host.name], self._proxy_links,
+                          host.name == self.host_of(Role.APP).name)
+        return proxied_front(proxy, server, label.replace(":", "_").replace("/", "_"), python=self.config.python,
+                             work_dir=self.work_dir / "proxy", on_rtt=self._record_rtt, on_record=self.on_record,
+                             generator=self.generators[0].conn if self.generators else None)
 
     def retune(self, session: Session) -> list[ServiceRecord]:
         """This point's delay on every link, then the app -> db round trip measured."""
@@ -236,7 +289,8 @@ class Placement:
         return records
 
     def _links(self) -> tuple[LinkProxies, ...]:
-        return tuple(p for p in (self._db_links, self._upstream_links, self._app_links) if p is not None)
+        return tuple(p for p in (self._db_links, self._upstream_links, self._app_links, self._proxy_links)
+                     if p is not None)
 
     def _record_rtt(self, link: str, measured: RttMeasurement, client: str) -> None:
         self.pending.append(self._rtt_record(link, measured, client))
@@ -247,7 +301,7 @@ class Placement:
         return taken
 
     def _rtt_record(self, link: str, measured: RttMeasurement, client: str) -> ServiceRecord:
-        kind = "gen-app" if link.startswith("gen-app-") else link
+        kind = next((k for k in ("gen-app", "gen-proxy", "proxy-app") if link.startswith(f"{k}-")), link)
         return ServiceRecord(f"link {kind}", "toxiproxy", {
             "link": link, "point": self._point, "rtt_set_ms": (self._rtt_s or 0.0) * 1000,
             "rtt_measured_ms": measured.median_s * 1000, "rtt_min_ms": measured.min_s * 1000,
@@ -262,18 +316,22 @@ class Placement:
         except (SshError, ValueError, IndexError):
             return None
 
+    def attach(self, write: Callable[[ServiceRecord], None]) -> None:
+        """The placement record written, and later records (made as a server's front closes) sent to `write`."""
+        write(ServiceRecord("placement", self.mode, self.describe()))
+        self.on_record = write
+
     def describe(self) -> dict[str, Any]:
         """The placement record of the results header: each role's host, each host's machine."""
-        placed = (Role.GENERATOR, Role.APP, Role.DB) + ((Role.UPSTREAM,) if self.config.upstream is not None else ())
+        placed = (Role.GENERATOR, Role.APP, Role.DB) + ((Role.UPSTREAM,) if self.config.upstream is not None else ()) \
+            + ((Role.PROXY,) if self.config.proxy else ())
         roles = {r.value: [h.name for h in self.hosts if r in h.roles] or [self.host_of(Role.APP).name]
                  for r in placed}
         return {"mode": self.mode, "roles": roles, "hosts": self.machines, "delay_mechanism": MECHANISM,
                 "cpu_accounting": APP_CPU,
-                "not_wired": ["#DB (pgbouncer's sessions on the db host)", "per-lane pgbouncer databases",
-                              "--max-db-sessions sweeps on the db host",
+                "not_wired": ["--max-db-sessions sweeps on the db host (refused)",
                               "the upstream's ceiling on its host (the one recorded is of this machine's own "
-                              "upstream, which gives the expected answer)", "--knob upstream_delay",
-                              "the proxy role (nginx; an inventory placing it is refused)"]}
+                              "upstream, which gives the expected answer)", "--knob upstream_delay"]}
 
     # -- the generator role --------------------------------------------------------------------
 

@@ -34,16 +34,23 @@ def hosts_ready(options: RunOptions, points: Sequence[Sequence[tuple[str, object
                         "add --hosts HOSTS_TOML or --topology netns")
     if options.placed and any(name == "upstream_delay_s" for point in points for name, _ in point):
         raise UserError("--knob upstream_delay cannot yet restart the upstream on its host: sweep it on one host")
+    if options.placed and any(name == "max_db_sessions" for point in points for name, _ in point):
+        raise UserError("--knob max_db_sessions cannot yet restart pgbouncer on the db host: sweep it on one host "
+                        "(--max-db-sessions N sets it there)")
     if options.hosts is None:
         return None
     inventory = load_inventory(Path(options.hosts), allow_remote=options.allow_remote)
+    proxy = [h.name for h in inventory.hosts if Role.PROXY in h.roles]
+    if proxy and options.topology != "nginx":
+        raise UserError(f"the inventory places the proxy role (nginx) on {proxy[0]!r}, but this run loads the app "
+                        "directly: add --topology nginx")
     with tempfile.TemporaryDirectory(prefix="pwb-ssh-") as control:  # short: socket paths are capped
         require_ready(check_inventory(inventory, Path(control)))
     return inventory
 
 
 def place_roles(services: ExitStack, options: RunOptions, needs: frozenset[Needs], inventory: Inventory | None,
-                run_dir: Path, on_note: Callable[[str], None]) -> Placement | None:
+                run_dir: Path, on_note: Callable[[str], None], lanes: int = 1) -> Placement | None:
     """The roles' hosts reached (the netns rig made first), the db and upstream roles and the links up;
     None on one host."""
     if not options.placed:
@@ -61,7 +68,8 @@ def place_roles(services: ExitStack, options: RunOptions, needs: frozenset[Needs
         hosts = [PlacedHost(name, rig.hosts[name].address, (role,), rig.hosts[name].target) for name, role in RIG_ROLES]
         mode = "netns"
     config = PlacementConfig(Needs.DATABASE in needs, options.db_rows, options.max_db_sessions, options.rtt_s or 0.0,
-                             toxiproxy, _upstream_role(options) if Needs.UPSTREAM in needs else None)
+                             toxiproxy, _upstream_role(options) if Needs.UPSTREAM in needs else None,
+                             proxy=options.topology == "nginx", db_lanes=lanes)
     try:
         return services.enter_context(Placement(hosts, run_dir, config, mode))
     except (SshError, OSError) as exc:

@@ -56,6 +56,45 @@ def group_usage(conn: SshConnection, pgid: int) -> GroupUsage | None:
         return None
 
 
+_TREE_USAGE = """
+import os, sys
+root, tck, page = int(sys.argv[1]), os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+stats, kids = {}, {}
+for d in os.listdir("/proc"):
+    if not d.isdigit():
+        continue
+    try:
+        f = open("/proc/" + d + "/stat").read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        continue
+    if f[0] != "Z":
+        stats[int(d)] = f
+        kids.setdefault(int(f[1]), []).append(int(d))
+cpu = rss = n = 0
+todo = [root] if root in stats else []
+while todo:
+    pid = todo.pop()
+    f = stats[pid]
+    cpu += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+    rss += int(f[21]) * page
+    n += 1
+    todo += [k for k in kids.get(pid, ()) if k in stats]
+print(cpu / tck, rss / 2**20, n)
+"""
+"""A process and all its descendants on its host, whatever their process groups: a role whose
+services start their own groups (PostgreSQL and pgbouncer under the db role)."""
+
+
+def tree_usage(conn: SshConnection, root: int) -> GroupUsage | None:
+    """CPU seconds so far, RSS and process count of `root`'s tree on `conn`'s host; None if unreadable."""
+    try:
+        done = conn.run(["python3", "-c", _TREE_USAGE, str(root)], timeout=15)
+        cpu, rss, count = done.stdout.split()
+        return GroupUsage(float(cpu), float(rss), int(count))
+    except (SshError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
 _FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
 
 

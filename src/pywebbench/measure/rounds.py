@@ -28,6 +28,7 @@ from pywebbench.measure.quiesce import ServersCpu, wait_until_idle
 from pywebbench.measure.verify import odd_answers
 from pywebbench.measure.window import LaunchFailed, Live, died_during, load_failed, now
 from pywebbench.services.backing import PeakSampler
+from pywebbench.services.remote_db import RemotePeak
 from pywebbench.measure.checks import instrument_check, trial_checks
 from pywebbench.catalog.workloads import Workload
 
@@ -309,7 +310,7 @@ class Rounds:
         return loads
 
     def _record_side(self, side: Live, other: Live, side_spec: TrialSpec, load: LoadResult | LoadGenError | None,
-                     workload: Workload, started_at: str, usage: WindowUsage, peak: PeakSampler | None,
+                     workload: Workload, started_at: str, usage: WindowUsage, peak: PeakSampler | RemotePeak | None,
                      mark: int) -> None:
         runner = self.runner
         if not isinstance(load, LoadResult):

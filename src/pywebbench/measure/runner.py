@@ -227,11 +227,11 @@ class Runner(WindowMeasurer):
                 wait_ready(server.host, server.port, session.workloads[0].path,
                            timeout_s=self.ready_timeout_s, alive=server.alive)
                 host, port = server.host, server.port
-                if self.placement is not None:  # the link (and its delay) between generator and app
+                if self.placement is not None:  # the links (and delays) from the generators to the app, or its nginx
                     host, port = running.enter_context(self.placement.front(server, label))
                     for record in self.placement.take_pending():
                         self.writer.add_service(record)
-                if self.topology == "nginx" and stack.server.native != "nginx":
+                if self.topology == "nginx" and stack.server.native != "nginx" and self.placement is None:
                     proxy = running.enter_context(
                         NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port))
                     port = proxy.info.port  # seed 000: the generator talks to nginx, nginx to the app
@@ -266,6 +266,8 @@ class Runner(WindowMeasurer):
         self.heal()
         if self.backing is not None:
             self.backing.reset_between_sessions()
+        if self.placement is not None:
+            self.placement.reset_pool()
 
     def _retire(self, role: str, proxy_role: str | None) -> None:
         self.live_roles.discard(role)

@@ -25,6 +25,7 @@ from pywebbench.measure.procsampler import OTHER
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.services.backing import Backing, PeakSampler
+from pywebbench.services.remote_db import RemotePeak
 from pywebbench.services.watchdog import Watchdog
 
 
@@ -115,6 +116,13 @@ def _remote_app(before: GroupUsage | None, after: GroupUsage | None, window_s: f
     if before is None or after is None:
         return ()
     return (ResourceUsage("app", max(0.0, after.cpu_s - before.cpu_s), after.rss_mb, after.processes, window_s),)
+
+
+def _remote_roles(before: dict[str, GroupUsage], after: dict[str, GroupUsage],
+                  window_s: float) -> tuple[ResourceUsage, ...]:
+    """The other roles' usage on their hosts over the window (the db's, the upstream's), each read at both edges."""
+    return tuple(ResourceUsage(role, max(0.0, after[role].cpu_s - before[role].cpu_s), after[role].rss_mb,
+                               after[role].processes, window_s) for role in sorted(before.keys() & after.keys()))
 
 
 class WindowMeasurer:
@@ -214,16 +222,18 @@ class WindowMeasurer:
             self.settle(base, settle_s, work_dir)
             self.ledger.add("settles", time.monotonic() - started)
 
-    def db_peak(self, sampling: ExitStack, live: Live, workload: Workload) -> PeakSampler | None:
+    def db_peak(self, sampling: ExitStack, live: Live, workload: Workload) -> PeakSampler | RemotePeak | None:
         """Seed 000's #DB: the peak of the loaded lane's server sessions while `sampling` is open."""
         backing = self.backing
         if backing is None or backing.pgbouncer is None or Needs.DATABASE not in workload.needs:
             return None
-        if getattr(self, "placement", None) is not None:  # pgbouncer is on the db host: not read from here
-            return None
         if live.info.db == "sqlite":  # /posts read a file: no session to count (None, not 0)
             return None
         lane = live.lane
+        placement = getattr(self, "placement", None)
+        if placement is not None:  # pgbouncer is on the db host: sampled there
+            remote = placement.db_peak(lane)
+            return sampling.enter_context(remote) if remote is not None else None
         return sampling.enter_context(PeakSampler(lambda: backing.db_sessions(lane)))
 
     def _window(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float,
@@ -235,6 +245,8 @@ class WindowMeasurer:
             self.prepare(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
             load_average = os.getloadavg()
             remote_before = server.group_usage() if server.group_usage is not None else None
+            placement = getattr(self, "placement", None)
+            roles_before = placement.roles_usage() if placement is not None else {}
             started = time.monotonic()
             with ExitStack() as sampling:
                 peak = self.db_peak(sampling, live, workload)
@@ -244,6 +256,7 @@ class WindowMeasurer:
                                                             host=live.host), self.run_dir / "loadgen")
                 window_s = time.monotonic() - started
             remote_after = server.group_usage() if server.group_usage is not None else None
+            roles_after = placement.roles_usage() if placement is not None else {}
             self.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
             status, failure = load_failed(live, exc)
@@ -262,7 +275,7 @@ class WindowMeasurer:
             db_sessions=peak.peak if peak is not None else None,
             checks=instrument_check("#DB sampler", peak.error if peak is not None else None),
             resources=(self.usages_for(live, usage) if usage is not None else ())
-            + _remote_app(remote_before, remote_after, window_s),
+            + _remote_app(remote_before, remote_after, window_s) + _remote_roles(roles_before, roles_after, window_s),
             sampler_cpu_s=usage.sampler_cpu_s if usage is not None else None,
             load_average=load_average,
             cpu_source=REMOTE_SOURCE if remote_after is not None else self.accountant.source,

@@ -11,10 +11,10 @@
     roles = ["app", "db"]
 
 Roles: `generator` (one host or more), `app` (exactly one), `db` (PostgreSQL and pgbouncer)
-and `upstream` (the Go upstream API), each at most one host; a role no host takes stays on the
-app host. `proxy` (nginx in front of the app) is a role name, but it is not wired across hosts
-yet: an inventory that places it is refused here, before anything starts, rather than having
-it silently ignored (the generators load the app directly). Load goes to loopback, private networks or link-local addresses only, unless
+and `upstream` (the Go upstream API), and `proxy` (nginx in front of the app, with
+`--topology nginx`), each at most one host; a role no host takes stays on the app host. An
+inventory placing `proxy` in a run without `--topology nginx` is refused (measure/placing.py),
+rather than having nginx silently left out. Load goes to loopback, private networks or link-local addresses only, unless
 `--allow-remote` says a public address is meant.
 """
 
@@ -158,10 +158,6 @@ def _check_roles(hosts: tuple[Host, ...], source: str) -> None:
         holders = [h.name for h in hosts if role in h.roles]
         if role is not Role.GENERATOR and len(holders) > 1:
             raise UserError(f"{source}: role {role.value!r} is on {holders[0]!r} and {holders[1]!r}; it takes one host")
-    for host in hosts:
-        if Role.PROXY in host.roles:
-            raise UserError(f"{source}: role 'proxy' (nginx) on {host.name!r} cannot yet run on its own host "
-                            "(not wired across hosts): remove it, the generators then load the app directly")
     if not any(Role.APP in h.roles for h in hosts):
         raise UserError(f"{source}: no host takes the app role")
     if not any(Role.GENERATOR in h.roles for h in hosts):
@@ -189,8 +185,9 @@ class PlacedOptions(Protocol):
 
 def check_placement(options: PlacedOptions) -> None:
     """Roles on several hosts, or an --rtt, with what they need; a bad combination is one line."""
-    if options.hosts is not None and options.topology != "direct":
-        raise UserError(f"--hosts places the roles itself: it does not take --topology {options.topology}")
+    if options.hosts is not None and options.topology not in ("direct", "nginx"):
+        raise UserError(f"--hosts places the roles itself: it takes --topology direct or nginx (nginx on the "
+                        f"proxy role's host), not {options.topology}")
     if options.rtt_s is not None and not options.placed:
         raise UserError("--rtt delays the links between hosts, and on a single host there are none: "
                         "add --hosts HOSTS_TOML or --topology netns")

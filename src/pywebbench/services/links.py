@@ -54,6 +54,9 @@ print(" ".join(repr(t) for t in times))
 PG_SSL_REQUEST = bytes.fromhex("0000000804d2162f")
 """PostgreSQL's SSLRequest: pgbouncer answers one byte ('N'), a round trip with no work behind it."""
 HTTP_PROBE = b"GET /hello HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"
+NGINX_PROBE = b"GET /static HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"
+"""What nginx answers itself (its static baseline): the generator -> proxy round trip without the
+proxy -> app link and the app behind it."""
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ class NginxService(Service[NginxInfo]):
         *,
         static_body: bytes | None = None,
         upstream_port: int | None = None,
+        upstream_host: str = HOST,
         workers: int = 1,
         upstream_keepalive: int = 1024,
     ) -> None:
@@ -61,6 +62,8 @@ class NginxService(Service[NginxInfo]):
         self.work_dir = work_dir.resolve()  # nginx reads -p/-c/-e relative to its prefix
         self.static_body = DEFAULT_STATIC_BODY if static_body is None else static_body
         self.upstream_port = upstream_port
+        self.upstream_host = upstream_host
+        """Where the app listens: loopback here, the app host's address when nginx is placed on a host."""
         self.workers = workers
         self.upstream_keepalive = upstream_keepalive
         self._argv: list[str] = []
@@ -109,7 +112,7 @@ class NginxService(Service[NginxInfo]):
         if self.upstream_port is not None:
             upstream = f"""
     upstream app {{
-        server {HOST}:{self.upstream_port};
+        server {self.upstream_host}:{self.upstream_port};
         # Idle connections kept per worker: above the load's concurrency, nginx would close
         # and reopen app connections mid-run.
         keepalive {self.upstream_keepalive};

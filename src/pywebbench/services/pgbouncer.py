@@ -180,6 +180,13 @@ class PgBouncerService(Service[PgBouncerInfo]):
         names = {lane_database(lane if self.lanes > 1 else None)} if lane is not None else self._databases()
         return sum(1 for r in self._admin_query("SHOW SERVERS") if r["database"] in names)
 
+    def sessions_by_database(self) -> dict[str, int]:
+        """Server connections held right now per database entry: every lane in one admin query."""
+        counts: dict[str, int] = {}
+        for row in self._admin_query("SHOW SERVERS"):
+            counts[row["database"]] = counts.get(row["database"], 0) + 1
+        return counts
+
     def _databases(self) -> set[str]:
         return {DATABASE} | ({lane_database(n) for n in range(1, self.lanes + 1)} if self.lanes > 1 else set())
 

@@ -76,6 +76,11 @@ class RemoteUpstream:
         self.info = RemoteUpstreamInfo(int(data["port"]), str(data["version"]), self.delay_s, self.size_bytes)
         return self
 
+    @property
+    def pid(self) -> int | None:
+        """The role's process on its host (its group's leader), root of its services' tree."""
+        return self._proc.pgid if self._proc is not None else None
+
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         if self._proc is not None:
