@@ -60,3 +60,12 @@ def test_nginx_on_the_proxy_host_carries_the_load_through_two_measured_links(tmp
     # nginx on the proxy host did the proxying: its process group there used CPU for the window.
     assert proxy.config["cpu_s"] is not None and proxy.config["cpu_s"] > 0.01, proxy.config
     assert len(left) <= 1  # after the run, at most the rig's own sshd is left on the proxy host
+    # Everything the roles ran was staged on their hosts, not read from this machine's paths.
+    staged = {(s["host"], s["kind"]) for s in placed.config["staged"]}
+    assert {("edge", "file"), ("edge", "roles"), ("app", "file")} <= staged, staged
+    (env_staged,) = [s for s in results.services if s.name == "staging"]
+    assert [(s["host"], s["kind"]) for s in env_staged.config["staged"]] == [("app", "environment"), ("app", "apps")]
+    stage_root = str(env_staged.config["staged"][0]["path"]).rsplit("/envs/", 1)[0]
+    assert f"{env_staged.config['staged'][0]['path']}/bin/python" in trial.stack.argv
+    assert all(str(REPO) not in word for word in trial.stack.argv), trial.stack.argv
+    assert stage_root.endswith("/.cache/pywebbench/stage")

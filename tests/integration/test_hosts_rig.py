@@ -22,13 +22,15 @@ from pywebbench.catalog.registry import BASELINE_STACK, build_catalog
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.merge import merge_histograms
 from pywebbench.loadgen.remote import RemoteWrk, run_together
-from pywebbench.measure.remote import RemoteLauncher, stage_environment
+from pywebbench.catalog.servers import APPS_DIR
+from pywebbench.measure.remote import RemoteLauncher
 from pywebbench.plan.sessions import Session
 from pywebbench.stage.envs import EnvironmentBuilder, EnvSpec, uv_binary
 from pywebbench.stage.netns import SSHD, NetnsRig, namespace_pids, namespaces, sweep_leftovers
 from pywebbench.services.links import HTTP_PROBE, PG_SSL_REQUEST, LinkProxies, measure_rtt
 from pywebbench.services.remote_db import RemoteDb
 from pywebbench.stage.ssh import SshConnection
+from pywebbench.stage.staging import HostStage
 from pywebbench.stage.toxiproxy import build_toxiproxy
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(SSHD, os.X_OK),
@@ -127,10 +129,17 @@ def test_app_server_over_ssh_loaded_by_wrk_on_two_generator_hosts(rig: NetnsRig,
     with SshConnection(app.target, control, "app") as app_conn, \
             SshConnection(rig.hosts["gen1"].target, control, "gen1") as gen1, \
             SshConnection(rig.hosts["gen2"].target, control, "gen2") as gen2:
-        assert "present on the app host" in stage_environment(app_conn, env_path)
-        launcher = RemoteLauncher(app_conn, app.address, str(env_path / "bin" / "python"), str(tmp_path / "app"),
-                                  env_path)
+        # staged as on a separate machine: the environment built there by uv at the same hash, the apps copied
+        stage = HostStage(app_conn, uv_binary(), root=str(tmp_path / "stage"), offline=True)
+        remote_env, apps = stage.environment(env_path), stage.tree(APPS_DIR, "apps")
+        assert remote_env == f"{tmp_path}/stage/envs/{env_path.name}" and stage.environment(env_path) == remote_env
+        assert (Path(apps) / "app_flask.py").read_bytes() == (APPS_DIR / "app_flask.py").read_bytes()
+        assert [(s["kind"], s["reused"]) for s in stage.staged] == [("environment", False), ("apps", False)]
+        assert str(stage.staged[0]["python"]).startswith("CPython 3.")
+        launcher = RemoteLauncher(app_conn, app.address, f"{remote_env}/bin/python", str(tmp_path / "app"),
+                                  Path(remote_env), paths=((str(env_path), remote_env), (str(APPS_DIR), apps)))
         with launcher.start(session, "flask-remote", {}, tmp_path / "logs", ()) as server:
+            assert server.argv[0].startswith(remote_env) and not any(str(APPS_DIR) in w for w in server.argv)
             url = f"http://{app.address}:{server.port}/hello"
             _wait_http(gen1, url)
             assert server.alive()
@@ -178,6 +187,7 @@ from pywebbench.stage.netns import NetnsRig
 from pywebbench.services.links import HTTP_PROBE, PG_SSL_REQUEST, LinkProxies, measure_rtt
 from pywebbench.services.remote_db import RemoteDb
 from pywebbench.stage.ssh import SshConnection
+from pywebbench.stage.staging import HostStage
 from pywebbench.stage.toxiproxy import build_toxiproxy
 work = Path(sys.argv[1])
 with NetnsRig(("gen", "app"), work) as rig:

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
+from typing import cast
 
+import pytest
+
+from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.measure.launchers import GroupUsage
-from pywebbench.measure.placement import Placement, PlacementConfig
+from pywebbench.measure.placement import Placement, PlacementConfig, _same_arch
+from pywebbench.measure.remote import RemoteLauncher
+from pywebbench.stage.ssh import SshConnection, SshError
 from pywebbench.measure.window import _remote_roles
 
 
@@ -26,3 +33,20 @@ def test_roles_usage_over_a_window_is_the_difference_at_its_edges() -> None:
     assert round(used["db"].cpu_s, 6) == 0.6 and used["db"].peak_rss_mb == 52.0 and used["db"].processes == 6
     assert round(used["db"].cpu_percent, 6) == 30.0 and round(used["upstream"].cpu_s, 6) == 0.1
     assert _remote_roles(before, {"db": after["db"]}, 2.0)[0].role == "db"  # a role unread at one edge is left out
+
+
+def test_the_server_s_argv_and_environment_name_the_staged_paths_on_its_host() -> None:
+    launcher = RemoteLauncher(cast(SshConnection, None), "10.0.0.2", "/s/envs/abc/bin/python", "/tmp/run/app",
+                              Path("/s/envs/abc"), paths=(("/home/me/.cache/pywebbench/envs/abc", "/s/envs/abc"),
+                                                          (str(APPS_DIR), "/s/apps/123")))
+    assert launcher.on_host(f"--pythonpath={APPS_DIR}") == "--pythonpath=/s/apps/123"
+    assert launcher.on_host("/home/me/.cache/pywebbench/envs/abc/bin/uwsgi") == "/s/envs/abc/bin/uwsgi"
+    assert launcher.on_host("app_flask:wsgi") == "app_flask:wsgi"
+
+
+def test_hosts_of_another_architecture_are_refused_unless_they_only_generate_load() -> None:
+    here = platform.machine()
+    other = "riscv64" if here != "riscv64" else "x86_64"
+    _same_arch({"gen": {"arch": other, "roles": ["generator"]}, "app": {"arch": here, "roles": ["app"]}})
+    with pytest.raises(SshError, match=f"db is {other} and this machine {here}"):
+        _same_arch({"db": {"arch": other, "roles": ["db"]}})

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from pywebbench.loadgen.merge import Histogram, latency_of, merge_histograms, merge_results, parse_histogram
-from pywebbench.measure.remote import stage_command
 from pywebbench.plan.hosts import Host, Role
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 from pywebbench.stage.hostcheck import probe_script
@@ -50,11 +49,6 @@ def test_the_probe_asks_for_each_role_s_tools_in_one_script() -> None:
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30, check=True)
     facts = dict(line.split("=", 1) for line in done.stdout.splitlines())
     assert int(facts["cpus"]) >= 1 and len([k for k in facts if k.startswith("tool")]) == len(tools)
-
-
-def test_staging_builds_the_env_at_its_hash_path_only_when_absent() -> None:
-    line = stage_command("/opt/uv", Path("/c/envs/abc"), ["flask==3.0", "gunicorn"])
-    assert line.startswith("[ -x /c/envs/abc/bin/python ] ||") and "pip install" in line and "flask==3.0" in line
 
 
 def test_rig_names_fit_the_kernel_s_interface_limit(tmp_path: Path) -> None:

@@ -14,6 +14,10 @@ the delay. The runner asks it for the app's launcher (`RemoteLauncher`), for the
 load goes to (`front`), and at each launch for the point's delay (`retune`), which it sets on
 every link and then measures; each measurement is a service record of the results.
 
+Before a role starts on its host, what it runs is staged there (stage/staging.py, one
+`HostStage` per host): Toxiproxy, the Go upstream, pywebbench's source and the roles' python,
+and at each launch the stack's environment and the apps.
+
 The app's CPU is read on its host (measure/remote.py: its process group in /proc at the
 window's edges); #DB is sampled on the db host (services/remote_db.py), with one pgbouncer
 database per lane as locally. What is not wired yet, and said so in the results' placement
@@ -22,8 +26,8 @@ record: a --max-db-sessions sweep (refused) and the upstream's ceiling on its ho
 
 from __future__ import annotations
 
+import platform
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
@@ -33,19 +37,20 @@ from typing import Any
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.loadgen.remote import RemoteWrk, run_together
-from pywebbench.measure.launchers import RunningServer
 from pywebbench.measure.placed_proxy import ProxyHost, proxied_front
-from pywebbench.measure.launchers import GroupUsage
-from pywebbench.measure.remote import RemoteLauncher, stage_environment, tree_usage
+from pywebbench.measure.launchers import GroupUsage, RunningServer
+from pywebbench.catalog.servers import APPS_DIR
+from pywebbench.measure.remote import RemoteLauncher, free_port, machine_info, tree_usage
 from pywebbench.plan.hosts import Role
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, ServiceRecord
 from pywebbench.services.links import HTTP_PROBE, MECHANISM, PG_SSL_REQUEST, LinkProxies, RttMeasurement, measure_rtt
 from pywebbench.services.remote_db import RemoteDb, RemotePeak
 from pywebbench.services.remote_upstream import UPSTREAM_PROBE, RemoteUpstream
+from pywebbench.stage.envs import cache_root
 from pywebbench.stage.ssh import SshConnection, SshError, SshTarget
+from pywebbench.stage.staging import HostStage
 
-_FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
 APP_CPU = ("the app's CPU read over SSH on its host, from /proc for its server's process group at each window's "
            "edges (RSS at the window's end, not a peak); the db and upstream roles' likewise for each role's whole "
            "process tree on its host (roles db and upstream); the generators' from wrk's own rusage")
@@ -59,6 +64,10 @@ class PlacedHost:
     address: str
     roles: tuple[Role, ...]
     target: SshTarget
+    uv: str | None = None
+    """Where uv is on that host (None: found on its PATH or in ~/.local/bin, ~/.cargo/bin)."""
+    offline: bool = False
+    """No route to a package index (the netns rig): uv builds there from its cache."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +75,7 @@ class UpstreamRole:
     """The upstream the app's /upstream calls, started on the upstream role's host."""
 
     binary: Path
-    """The Go upstream (stage/reference), at the same path on its host."""
+    """The Go upstream built here (stage/reference), staged onto its host."""
     delay_s: float
     size_bytes: int
 
@@ -85,9 +94,6 @@ class PlacementConfig:
     """nginx in front of each server (--topology nginx), on the proxy role's host."""
     db_lanes: int = 1
     """pgbouncer database entries, one per server live at once (the local backing's lanes)."""
-    python: str = sys.executable
-    """The python that runs the db role on its host (the same path there: a shared filesystem or
-    the same install)."""
 
 
 class Placement:
@@ -113,7 +119,7 @@ class Placement:
         self._app_links: LinkProxies | None = None
         self._proxy_links: LinkProxies | None = None
         self._stack = ExitStack()
-        self._staged: set[Path] = set()
+        self.stages: dict[str, HostStage] = {}
         self._rtt_s: float | None = None
         self._point = ""
         self.pending: list[ServiceRecord] = []
@@ -141,36 +147,37 @@ class Placement:
         self._stack.callback(shutil.rmtree, control, True)
         for host in self.hosts:
             self.conns[host.name] = self._stack.enter_context(SshConnection(host.target, control, host.name))
+            self.stages[host.name] = HostStage(self.conns[host.name], host.uv, offline=host.offline)
         for host in self.hosts:
             self.machines[host.name] = {"address": host.address, "roles": [r.value for r in host.roles],
-                                        **_machine(self.conns[host.name])}
+                                        **machine_info(self.conns[host.name])}
+        _same_arch(self.machines)
         app, db = self.host_of(Role.APP), self.host_of(Role.DB)
         links = self.work_dir / "links"
         upstream = self.host_of(Role.UPSTREAM) if self.config.upstream is not None else app
         proxy = self.host_of(Role.PROXY) if self.config.proxy else app
-        for name in {app.name, db.name, upstream.name, proxy.name}:
-            _require(self.conns[name], self.config.toxiproxy)
         if self.config.proxy:
+            self._role_python(proxy.name)  # staged now, so the placement record lists it
             self._proxy_links = self._stack.enter_context(
-                LinkProxies(self.conns[proxy.name], str(self.config.toxiproxy), links / "proxy"))
+                LinkProxies(self.conns[proxy.name], self._toxiproxy(proxy.name), links / "proxy"))
         if self.config.needs_db:
             db_dir = Path(tempfile.mkdtemp(prefix="pwb-db-"))
             db_dir.chmod(0o755)  # PostgreSQL's own user must reach its directory
             self._stack.callback(shutil.rmtree, db_dir, True)
             conn = self.conns[db.name]
-            remote_db = self._stack.enter_context(RemoteDb(conn, self.config.python, db_dir, self.config.db_rows,
+            remote_db = self._stack.enter_context(RemoteDb(conn, self._role_python(db.name), db_dir, self.config.db_rows,
                                                            self.config.db_sessions, lanes=self.config.db_lanes))
             self._remote_db = remote_db
             assert remote_db.info is not None
-            self._db_links = self._stack.enter_context(LinkProxies(conn, str(self.config.toxiproxy), links / "db"))
-            port = _free_port(conn, db.address)
+            self._db_links = self._stack.enter_context(LinkProxies(conn, self._toxiproxy(db.name), links / "db"))
+            port = free_port(conn, db.address)
             link = self._db_links.add("app-db", f"{db.address}:{port}", f"127.0.0.1:{remote_db.info.port}")
             self.db_link = link.listen
             self._dsn = remote_db.info.dsn.replace(f"@127.0.0.1:{remote_db.info.port}/", f"@{link.listen}/")
         if self.config.upstream is not None:
             self._start_upstream(self.config.upstream, links)
         self._app_links = self._stack.enter_context(
-            LinkProxies(self.conns[app.name], str(self.config.toxiproxy), links / "app"))
+            LinkProxies(self.conns[app.name], self._toxiproxy(app.name), links / "app"))
         self.generators = tuple(RemoteWrk(self.conns[h.name], str(self.work_dir / "generators" / h.name))
                                 for h in self.hosts if Role.GENERATOR in h.roles)
 
@@ -178,21 +185,31 @@ class Placement:
         """The upstream on its host; across hosts, behind the app -> upstream link there."""
         host, app = self.host_of(Role.UPSTREAM), self.host_of(Role.APP)
         conn = self.conns[host.name]
-        upstream = self._stack.enter_context(RemoteUpstream(conn, self.config.python, role.binary,
+        binary = Path(self.stages[host.name].file(role.binary))
+        upstream = self._stack.enter_context(RemoteUpstream(conn, self._role_python(host.name), binary,
                                                             self.work_dir / "upstream", role.delay_s, role.size_bytes))
         assert upstream.info is not None
         self._remote_upstream = upstream
         where = f"127.0.0.1:{upstream.info.port}"
         if host.name != app.name:
             self._upstream_links = self._stack.enter_context(
-                LinkProxies(conn, str(self.config.toxiproxy), links / "upstream"))
-            where = self._upstream_links.add("app-upstream", f"{host.address}:{_free_port(conn, host.address)}",
+                LinkProxies(conn, self._toxiproxy(host.name), links / "upstream"))
+            where = self._upstream_links.add("app-upstream", f"{host.address}:{free_port(conn, host.address)}",
                                               where).listen
             self.upstream_link = where
         self._upstream_url = f"http://{where}/"
         self.pending.append(ServiceRecord("upstream (placed)", upstream.info.version, {
             "host": host.name, "url": self._upstream_url, "delay_s": role.delay_s, "size_bytes": role.size_bytes,
             "server": "std", "log_dir": str(self.work_dir / "upstream")}))
+
+    def _toxiproxy(self, host: str) -> str:
+        return self.stages[host].file(self.config.toxiproxy)
+
+    def _role_python(self, host: str) -> str:
+        return self.stages[host].role_python()
+
+    def staged(self) -> list[dict[str, object]]:
+        return [item for stage in self.stages.values() for item in stage.staged]
 
     # -- what the runner asks ------------------------------------------------------------------
 
@@ -227,12 +244,15 @@ class Placement:
         if env_path is None:
             raise RuntimeError(f"{session.stack.id} is a native server: only Python stacks run on another host yet")
         app = self.host_of(Role.APP)
-        conn = self.conns[app.name]
-        if env_path not in self._staged:
-            stage_environment(conn, env_path)
-            self._staged.add(env_path)
-        return RemoteLauncher(conn, app.address, str(env_path / "bin" / "python"), str(self.work_dir / "app"),
-                              env_path)
+        stage = self.stages[app.name]
+        before = len(stage.staged)
+        remote_env = stage.environment(env_path, cache_root() / "wheelhouse")
+        apps = stage.tree(APPS_DIR, "apps")
+        if len(stage.staged) > before:
+            self.pending.append(ServiceRecord("staging", "ssh", {"staged": stage.staged[before:]}))
+        return RemoteLauncher(self.conns[app.name], app.address, f"{remote_env}/bin/python",
+                              str(self.work_dir / "app"), Path(remote_env),
+                              paths=((str(env_path), remote_env), (str(APPS_DIR), apps)))
 
     @contextmanager
     def front(self, server: RunningServer, label: str) -> Iterator[tuple[str, int]]:
@@ -245,7 +265,7 @@ class Placement:
         app = self.host_of(Role.APP)
         conn = self.conns[app.name]
         name = "gen-app-" + label.replace(":", "_").replace("/", "_")
-        port = _free_port(conn, app.address)
+        port = free_port(conn, app.address)
         link = self._app_links.add(name, f"{app.address}:{port}", f"{server.host}:{server.port}")
         try:
             if self.generators:  # measured from a generator host, as the load crosses it
@@ -263,7 +283,7 @@ class Placement:
         host = self.host_of(Role.PROXY)
         proxy = ProxyHost(host.name, host.address, self.conns[host.name], self._proxy_links,
                           host.name == self.host_of(Role.APP).name)
-        return proxied_front(proxy, server, label.replace(":", "_").replace("/", "_"), python=self.config.python,
+        return proxied_front(proxy, server, label.replace(":", "_").replace("/", "_"), python=self._role_python(host.name),
                              work_dir=self.work_dir / "proxy", on_rtt=self._record_rtt, on_record=self.on_record,
                              generator=self.generators[0].conn if self.generators else None)
 
@@ -328,6 +348,7 @@ class Placement:
         roles = {r.value: [h.name for h in self.hosts if r in h.roles] or [self.host_of(Role.APP).name]
                  for r in placed}
         return {"mode": self.mode, "roles": roles, "hosts": self.machines, "delay_mechanism": MECHANISM,
+                "staged": self.staged(),
                 "cpu_accounting": APP_CPU,
                 "not_wired": ["--max-db-sessions sweeps on the db host (refused)",
                               "the upstream's ceiling on its host (the one recorded is of this machine's own "
@@ -367,23 +388,10 @@ class PlacedGenerator:
         return self.placement.run_load(request, work_dir)
 
 
-def _machine(conn: SshConnection) -> dict[str, Any]:
-    done = conn.run(["sh", "-c", "nproc; uname -r; uname -m; (grep -m1 'model name' /proc/cpuinfo || true)"],
-                    check=False, timeout=20)
-    lines = done.stdout.strip().splitlines()
-    try:
-        cpus: int | None = int(lines[0])
-    except (IndexError, ValueError):
-        cpus = None
-    return {"cpus": cpus, "kernel": lines[1] if len(lines) > 1 else "",
-            "arch": lines[2] if len(lines) > 2 else "",
-            "cpu_model": lines[3].split(":", 1)[-1].strip() if len(lines) > 3 else ""}
-
-
-def _free_port(conn: SshConnection, address: str) -> int:
-    return int(conn.run(["python3", "-c", _FREE_PORT, address], timeout=15).stdout.strip())
-
-
-def _require(conn: SshConnection, binary: Path) -> None:
-    if conn.run(["test", "-x", str(binary)], check=False, timeout=15).returncode != 0:
-        raise SshError(f"{conn.name} has no toxiproxy at {binary} (the links between hosts go through it)")
+def _same_arch(machines: dict[str, dict[str, Any]]) -> None:
+    """Toxiproxy and the Go upstream are built here and staged as they are: every host must run them."""
+    here = platform.machine()
+    for name, machine in machines.items():
+        if machine["arch"] and machine["arch"] != here and machine["roles"] != [Role.GENERATOR.value]:
+            raise SshError(f"{name} is {machine['arch']} and this machine {here}: the binaries staged there "
+                           "(Toxiproxy, the Go upstream) are built here")

@@ -14,11 +14,12 @@ from pywebbench.errors import UserError
 from pywebbench.measure.placement import PlacedHost, Placement, PlacementConfig, UpstreamRole
 from pywebbench.plan.hosts import Inventory, Role, load_inventory
 from pywebbench.plan.options import RunOptions
-from pywebbench.stage.envs import cache_root
+from pywebbench.stage.envs import cache_root, uv_binary
 from pywebbench.stage.hostcheck import check_inventory, require_ready, target_of
 from pywebbench.stage.netns import NetnsRig
 from pywebbench.stage.reference import GoBuildError, build_go_binaries
 from pywebbench.stage.ssh import SshError
+from pywebbench.stage.staging import StagingError
 from pywebbench.stage.toxiproxy import build_toxiproxy
 
 
@@ -60,19 +61,22 @@ def place_roles(services: ExitStack, options: RunOptions, needs: frozenset[Needs
     except (OSError, RuntimeError, ValueError) as exc:
         raise UserError(f"the links between hosts need Toxiproxy, and it could not be built: {exc}") from None
     if inventory is not None:
-        hosts = [PlacedHost(h.name, h.address, h.roles, target_of(h)) for h in inventory.hosts]
+        hosts = [PlacedHost(h.name, h.address, h.roles, target_of(h), str(h.uv) if h.uv else None, h.offline)
+                 for h in inventory.hosts]
         mode = "hosts"
     else:
         rig = services.enter_context(NetnsRig(tuple(name for name, _ in RIG_ROLES), run_dir))
         on_note(f"netns rig: {', '.join(f'{name} {rig.hosts[name].address}' for name, _ in RIG_ROLES)}")
-        hosts = [PlacedHost(name, rig.hosts[name].address, (role,), rig.hosts[name].target) for name, role in RIG_ROLES]
+        uv = uv_binary()  # the rig's namespaces see this machine's files
+        hosts = [PlacedHost(name, rig.hosts[name].address, (role,), rig.hosts[name].target, uv, offline=True)
+                 for name, role in RIG_ROLES]
         mode = "netns"
     config = PlacementConfig(Needs.DATABASE in needs, options.db_rows, options.max_db_sessions, options.rtt_s or 0.0,
                              toxiproxy, _upstream_role(options) if Needs.UPSTREAM in needs else None,
                              proxy=options.topology == "nginx", db_lanes=lanes)
     try:
         return services.enter_context(Placement(hosts, run_dir, config, mode))
-    except (SshError, OSError) as exc:
+    except (SshError, StagingError, OSError) as exc:
         raise UserError(f"the hosts could not be made ready: {str(exc).splitlines()[0]}") from None
 
 

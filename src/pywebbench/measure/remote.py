@@ -2,20 +2,19 @@
 
 It builds the same catalog argv as the local launchers, bound to the app host's address
 instead of loopback, and runs it under `setsid` there (its own process group, stopped by that
-group on that host). Staging: the app host must hold the stack's environment at the same path
-and hash as here. On the netns rig the hosts share this machine's filesystem, so staging is a
-check that the environment's python is there; on a real host `stage_command` is what builds it
-(uv, from the same locked requirements, into the same hash-named directory).
+group on that host). What it runs was staged there first (stage/staging.py: the environment
+built at the same hash, the apps copied): the argv and environment built here name local paths,
+which `paths` rewrites to the staged ones.
 """
 
 from __future__ import annotations
 
-import shlex
 import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pywebbench.catalog.model import LaunchSpec
 from pywebbench.loadgen.base import taskset_prefix
@@ -98,31 +97,23 @@ def tree_usage(conn: SshConnection, root: int) -> GroupUsage | None:
 _FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
 
 
-class StagingError(RuntimeError):
-    """The app host lacks the stack's environment and it could not be built there."""
-
-
-def stage_command(uv: str, env_path: Path, requirements: Sequence[str], python: str = "python3") -> str:
-    """The remote shell line that builds a stack environment where the hash says it lives."""
-    reqs = " ".join(shlex.quote(r) for r in requirements)
-    where = shlex.quote(str(env_path))
-    return (f"[ -x {where}/bin/python ] || ({shlex.quote(uv)} venv --python {shlex.quote(python)} {where} && "
-            f"{shlex.quote(uv)} pip install --python {where}/bin/python {reqs})")
-
-
-def stage_environment(conn: SshConnection, env_path: Path, uv: str | None = None,
-                      requirements: Sequence[str] = ()) -> str:
-    """Make sure the app host has the environment; say how (checked on a shared filesystem, built otherwise)."""
-    probe = conn.run(["test", "-x", str(env_path / "bin" / "python")], check=False, timeout=15)
-    if probe.returncode == 0:
-        return "present on the app host" + (" (shared filesystem)" if conn.target.shared_fs else "")
-    if uv is None or not requirements:
-        raise StagingError(f"{conn.name} has no environment at {env_path} and no uv to build it")
+def machine_info(conn: SshConnection) -> dict[str, Any]:
+    """The host's CPUs, kernel, arch and CPU model, for the placement record."""
+    done = conn.run(["sh", "-c", "nproc; uname -r; uname -m; (grep -m1 'model name' /proc/cpuinfo || true)"],
+                    check=False, timeout=20)
+    lines = done.stdout.strip().splitlines()
     try:
-        conn.run_line(stage_command(uv, env_path, requirements), timeout=900)
-    except SshError as exc:
-        raise StagingError(f"building the environment on {conn.name} failed: {exc}") from None
-    return "built on the app host with uv"
+        cpus: int | None = int(lines[0])
+    except (IndexError, ValueError):
+        cpus = None
+    return {"cpus": cpus, "kernel": lines[1] if len(lines) > 1 else "",
+            "arch": lines[2] if len(lines) > 2 else "",
+            "cpu_model": lines[3].split(":", 1)[-1].strip() if len(lines) > 3 else ""}
+
+
+def free_port(conn: SshConnection, address: str) -> int:
+    return int(conn.run(["python3", "-c", _FREE_PORT, address], timeout=15).stdout.strip())
+
 
 
 @dataclass(frozen=True)
@@ -135,6 +126,14 @@ class RemoteLauncher:
     """The environment's python (or a native binary), as a path on the app host."""
     remote_dir: str
     env_path: Path | None = None
+    paths: tuple[tuple[str, str], ...] = ()
+    """(local prefix, staged prefix on the app host): the environment's and the apps' directories."""
+
+    def on_host(self, value: str) -> str:
+        """A word of argv or an environment value, its local paths rewritten to the staged ones."""
+        for local, staged in self.paths:
+            value = value.replace(local, staged)
+        return value
 
     def start(self, session: Session, label: str, app_env: dict[str, str], logs: Path,
               prefix: Sequence[str]) -> AbstractContextManager[RunningServer]:
@@ -146,8 +145,8 @@ class RemoteLauncher:
         launch = LaunchSpec(self.program, session.stack.framework.module, self.address, port, session.workers,
                             session.threads)
         cpus = session.trials[0].stack_cpus if session.trials else ()
-        argv = [*taskset_prefix(cpus), *session.stack.server.build_argv(launch)]
-        env = {**base_environment(str(Path(self.program).parent)), **app_env}
+        argv = [self.on_host(word) for word in (*taskset_prefix(cpus), *session.stack.server.build_argv(launch))]
+        env = {k: self.on_host(v) for k, v in {**base_environment(str(Path(self.program).parent)), **app_env}.items()}
         if self.env_path is not None:
             env["VIRTUAL_ENV"] = str(self.env_path)
         proc = self.conn.spawn(argv, name=label.replace(":", "_").replace("/", "_"), remote_dir=self.remote_dir,

@@ -55,6 +55,9 @@ class Host:
     """Its own known_hosts file (the netns rig's); None: ssh's usual ones."""
     uv: Path | None = None
     """Where uv is on that host when not on its login PATH (nor ~/.local/bin, ~/.cargo/bin)."""
+    offline: bool = False
+    """No route to a package index: uv builds the staged environments there from its own cache
+    (the netns rig's hosts, which share this machine's)."""
 
     @property
     def local(self) -> bool:
@@ -106,9 +109,10 @@ def _host(name: str, table: Any, source: str, allow_remote: bool) -> Host:
         raise UserError(f"{where}: a host name is letters, digits, '_', '.' and '-'")
     if not isinstance(table, dict):
         raise UserError(f"{where} must be a table")
-    unknown = sorted(set(table) - {"address", "roles", "user", "port", "key", "known_hosts", "uv"})
+    unknown = sorted(set(table) - {"address", "roles", "user", "port", "key", "known_hosts", "uv", "offline"})
     if unknown:
-        raise UserError(f"{where}: unknown key {unknown[0]!r} (address, roles, user, port, key, known_hosts, uv)")
+        raise UserError(f"{where}: unknown key {unknown[0]!r} "
+                        "(address, roles, user, port, key, known_hosts, uv, offline)")
     address = table.get("address")
     if not isinstance(address, str) or not address:
         raise UserError(f"{where} needs an address")
@@ -126,7 +130,10 @@ def _host(name: str, table: Any, source: str, allow_remote: bool) -> Host:
         if value is not None and not isinstance(value, str):
             raise UserError(f"{where}: {field} must be a path")
         paths[field] = Path(value).expanduser() if value else None
-    return Host(name, address, roles, user, port, paths["key"], paths["known_hosts"], paths["uv"])
+    offline = table.get("offline", False)
+    if not isinstance(offline, bool):
+        raise UserError(f"{where}: offline must be true or false")
+    return Host(name, address, roles, user, port, paths["key"], paths["known_hosts"], paths["uv"], offline)
 
 
 def _roles(value: Any, where: str) -> tuple[Role, ...]:

@@ -2,7 +2,8 @@
 
 Every host needs SSH that lets us in, Python 3.11+ and uv (the app host builds its stack
 environments there, cached by the same hash as here). Then each role's tools: the generator's
-wrk (oha optional), the db's PostgreSQL and pgbouncer, the upstream's Go, the proxy's nginx.
+wrk (oha optional), the db's PostgreSQL and pgbouncer, the proxy's nginx (the upstream's Go
+binary and Toxiproxy are built here and staged there: stage/staging.py).
 CPU count and clock offset (remote clock minus ours, at the midpoint of the round trip) come
 along: a generator whose clock is off by more than a window cannot share a window's barrier.
 """
@@ -46,8 +47,7 @@ TOOLS: dict[Role, tuple[Tool, ...]] = {
     Role.DB: (Tool("postgres", "ls -1 /usr/lib/postgresql/*/bin/postgres 2>/dev/null | sort -V | tail -1",
                    "sudo apt-get install -y postgresql"),
               Tool("pgbouncer", _which("pgbouncer", "/usr/sbin/pgbouncer"), "sudo apt-get install -y pgbouncer")),
-    Role.UPSTREAM: (Tool("go", _which("go", "/usr/local/go/bin/go", "/usr/lib/go/bin/go"),
-                         "sudo apt-get install -y golang-go"),),
+    Role.UPSTREAM: (),  # the Go upstream is built here and staged there as a static binary
     Role.PROXY: (Tool("nginx", _which("nginx", "/usr/sbin/nginx"), "sudo apt-get install -y nginx-light"),),
 }
 

@@ -246,11 +246,12 @@ class NetnsRig:
         self._sshds.clear()
 
     def inventory_toml(self, roles: dict[str, tuple[str, ...]]) -> str:
-        """A `--hosts` file for this rig: each host's address, the run's key and known_hosts."""
+        """A `--hosts` file for this rig: each host's address, the run's key and known_hosts; offline, as
+        the namespaces have no route out."""
         out = []
         for name, host in self.hosts.items():
             out += [f"[hosts.{name}]", f'address = "{host.address}"', 'user = "root"',
-                    f'key = "{self.client_key}"', f'known_hosts = "{self.known_hosts}"',
+                    f'key = "{self.client_key}"', f'known_hosts = "{self.known_hosts}"', "offline = true",
                     "roles = [" + ", ".join(f'"{r}"' for r in roles.get(name, ())) + "]", ""]
         return "\n".join(out)
 

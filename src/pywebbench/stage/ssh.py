@@ -140,6 +140,17 @@ class SshConnection:
             raise SshError(f"{self.name}: {line[:80]}: {why}")
         return done
 
+    def send(self, line: str, data: bytes, *, timeout: float = 300.0) -> None:
+        """`line` on the host with `data` on its stdin (a tar stream, a file's bytes)."""
+        try:
+            done = subprocess.run(self.ssh_argv(line), input=data, capture_output=True, env=_ssh_env(),
+                                  timeout=timeout, check=False, process_group=0)
+        except subprocess.TimeoutExpired:
+            raise SshError(f"{self.name}: {line[:80]} did not finish in {timeout:.0f} s") from None
+        if done.returncode != 0:
+            why = (done.stderr.decode(errors="replace").strip().splitlines() or [f"exit {done.returncode}"])[-1]
+            raise SshError(f"{self.name}: {line[:80]}: {why}")
+
     def fetch(self, remote: str, local: Path) -> None:
         """Copy a remote file back (logs, reports) over the same connection."""
         local.parent.mkdir(parents=True, exist_ok=True)
