@@ -43,7 +43,7 @@ from pywebbench.measure.runner import Progress, Runner
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
 from pywebbench.services.watchdog import ServiceLost, Watchdog
-from pywebbench.measure.placement import PlacedGenerator
+from pywebbench.measure.placed_load import PlacedGenerator
 from pywebbench.measure.placing import hosts_ready, place_roles
 from pywebbench.plan.hosts import Inventory
 from pywebbench.plan.sweep import grid, parse_knobs
@@ -257,10 +257,10 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
     options = job.options
     config = backing_config(plan, options, job.points, lanes=int(job.extra.get("lanes", 0)),
                             database_url=str(job.extra.get("database_url", "")))
-    placement = place_roles(services, options, needs_of(plan), inventory, run_dir, on_note, lanes=config.lanes)
-    if placement is not None:
-        placement.attach(writer.add_service)
-        generator = PlacedGenerator(placement)
+    placement = place_roles(services, options, needs_of(plan), inventory, run_dir, on_note, config)
+    placed = PlacedGenerator(placement) if placement is not None else None
+    if placed is not None:
+        generator = placed.attach(writer.add_service)
     accountant = choose_accountant(services, header.run_id, on_note)
     backing = Backing(config, cache_root())
     service_start = time.monotonic()
@@ -281,8 +281,8 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
         watchdog=watchdog, on_note=on_note, placement=placement,
     )
     run_ledger = runner.ledger
-    if placement is not None:  # the ceiling (nginx on this machine) is not measured across hosts
-        runner.settle = placement.settle
+    if placed is not None:  # the ceiling (nginx on this machine) is not measured across hosts
+        runner.settle = placed.settle
     else:
         runner.ceiling = GeneratorCeiling(
             generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,

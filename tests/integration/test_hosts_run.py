@@ -165,7 +165,7 @@ def test_upstream_role_on_its_own_host_answers_through_a_measured_link(tmp_path:
         inventory.write_text(text.replace("roles = [", f'uv = "{uv_binary()}"\nroles = ['))
         out = tmp_path / "run"
         done = subprocess.run([*PYWEBBENCH, "run", "--hosts", str(inventory), "--stack", "flask:gunicorn-sync",
-                               "--workload", "upstream", "--upstream-delay", "0.005", "--duration", "1",
+                               "--workload", "upstream", "--knob", "upstream_delay=0.005,0.02", "--duration", "1",
                                "--settle", "0.25", "--connections", "2", "--rtt", "2ms", "--repeats", "1",
                                "--out", str(out)], capture_output=True, text=True, cwd=REPO, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -173,14 +173,18 @@ def test_upstream_role_on_its_own_host_answers_through_a_measured_link(tmp_path:
     results = load_results(out)
     placed = next(s for s in results.services if s.name == "placement")
     assert placed.config["roles"]["upstream"] == ["up"] and placed.config["roles"]["app"] == ["app"]
-    (trial,) = results.trials
-    assert trial.valid and trial.load is not None and trial.load.requests > 20 and trial.load.errors == 0
+    p50: dict[float | None, float] = {}
+    for trial in results.trials:  # one per point of the upstream_delay sweep, the upstream restarted on its host
+        assert trial.valid and trial.load is not None and trial.load.requests > 20 and trial.load.errors == 0
+        p50[trial.spec.upstream_delay_s] = dict(trial.load.latency.percentiles)[50.0]
+    assert set(p50) == {0.005, 0.02} and p50[0.02] - p50[0.005] > 10.0, p50  # ms: the 15 ms more is there
     links = {r.config["link"]: r.config for r in results.services if r.name == "link app-upstream"}
     (link,) = links.values()
     assert link["measured_from"] == "app" and link["rtt_set_ms"] == 2.0
     assert 1.5 < link["rtt_measured_ms"] < 4.0, link  # the delay is there, and measured
-    remote = next(s for s in results.services if s.name == "upstream (placed)")
-    assert remote.config["host"] == "up" and remote.config["delay_s"] == 0.005
+    remote = [s.config for s in results.services if s.name == "upstream (placed)"]
+    assert {c["host"] for c in remote} == {"up"} and {0.005, 0.02} <= {c["delay_s"] for c in remote}, remote
+    assert len({c["url"] for c in remote}) == 1  # the link kept its address: the app's URL did not change
     assert len(inside) <= 1  # after the run, at most the rig's own sshd is left in the upstream's namespace
 
 

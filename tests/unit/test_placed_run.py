@@ -65,11 +65,14 @@ def test_placement_lines_name_hosts_and_rtt_per_point() -> None:
     assert placement_lines(_results(())) == []
 
 
-def test_an_upstream_delay_sweep_across_hosts_is_refused_before_anything_starts() -> None:
+def test_service_knob_sweeps_pass_the_placement_check_on_the_rig_and_rtt_alone_needs_hosts() -> None:
+    """upstream_delay and max_db_sessions restart their role on its host at each point (measure/placement.py):
+    nothing to refuse; an rtt sweep on one host has no links to delay."""
     from pywebbench.measure.placing import hosts_ready
     options = RunOptions(topology="netns").validate()
-    points = [p.overrides().items() for p in grid(parse_knobs(["upstream_delay=0.01,0.05"]))]
-    with pytest.raises(UserError, match="upstream_delay cannot yet restart the upstream on its host") as caught:
-        hosts_ready(options, points)
-    assert "\n" not in str(caught.value)
-    assert hosts_ready(RunOptions().validate(), points) is None  # on one host the sweep is the local restart
+    for knob in ("upstream_delay=0.01,0.05", "max_db_sessions=2,4"):
+        points = [p.overrides().items() for p in grid(parse_knobs([knob]))]
+        assert hosts_ready(options, points) is None  # the rig: no inventory to read
+    rtt = [p.overrides().items() for p in grid(parse_knobs(["rtt=0,2ms"]))]
+    with pytest.raises(UserError, match="on a single host there are none"):
+        hosts_ready(RunOptions().validate(), rtt)

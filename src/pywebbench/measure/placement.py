@@ -20,8 +20,10 @@ and at each launch the stack's environment and the apps.
 
 The app's CPU is read on its host (measure/remote.py: its process group in /proc at the
 window's edges); #DB is sampled on the db host (services/remote_db.py), with one pgbouncer
-database per lane as locally. What is not wired yet, and said so in the results' placement
-record: a --max-db-sessions sweep (refused) and the upstream's ceiling on its host.
+database per lane as locally, and a max_db_sessions sweep starts pgbouncer again there with
+each point's cap. What is not wired yet, and said so in the results' placement record: the
+upstream's ceiling on its host. The generator role is
+measure/placed_load.py.
 """
 
 from __future__ import annotations
@@ -31,22 +33,22 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pywebbench.loadgen.base import LoadGenError, LoadRequest
-from pywebbench.loadgen.remote import RemoteWrk, run_together
+from pywebbench.loadgen.remote import RemoteWrk
 from pywebbench.measure.placed_proxy import ProxyHost, proxied_front
+from pywebbench.measure.placed_upstream import PlacedUpstream
 from pywebbench.measure.launchers import GroupUsage, RunningServer
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.measure.remote import RemoteLauncher, free_port, machine_info, tree_usage
 from pywebbench.plan.hosts import Role
 from pywebbench.plan.sessions import Session
-from pywebbench.results.model import LoadResult, ServiceRecord
+from pywebbench.results.model import ServiceRecord
 from pywebbench.services.links import HTTP_PROBE, MECHANISM, PG_SSL_REQUEST, LinkProxies, RttMeasurement, measure_rtt
 from pywebbench.services.remote_db import RemoteDb, RemotePeak
-from pywebbench.services.remote_upstream import UPSTREAM_PROBE, RemoteUpstream
+from pywebbench.services.remote_upstream import UPSTREAM_PROBE
 from pywebbench.stage.envs import cache_root
 from pywebbench.stage.ssh import SshConnection, SshError, SshTarget
 from pywebbench.stage.staging import HostStage
@@ -94,6 +96,8 @@ class PlacementConfig:
     """nginx in front of each server (--topology nginx), on the proxy role's host."""
     db_lanes: int = 1
     """pgbouncer database entries, one per server live at once (the local backing's lanes)."""
+    db_largest_cap: int | None = None
+    """The largest max_db_sessions a sweep sets (PostgreSQL's limit on the db host is sized for it)."""
 
 
 class Placement:
@@ -109,12 +113,9 @@ class Placement:
         self.conns: dict[str, SshConnection] = {}
         self.machines: dict[str, dict[str, Any]] = {}
         self.db_link: str | None = None
-        self.upstream_link: str | None = None
-        self._upstream_url: str | None = None
-        self._upstream_links: LinkProxies | None = None
         self._dsn: str | None = None
         self._remote_db: RemoteDb | None = None
-        self._remote_upstream: RemoteUpstream | None = None
+        self._upstream: PlacedUpstream | None = None
         self._db_links: LinkProxies | None = None
         self._app_links: LinkProxies | None = None
         self._proxy_links: LinkProxies | None = None
@@ -166,7 +167,8 @@ class Placement:
             self._stack.callback(shutil.rmtree, db_dir, True)
             conn = self.conns[db.name]
             remote_db = self._stack.enter_context(RemoteDb(conn, self._role_python(db.name), db_dir, self.config.db_rows,
-                                                           self.config.db_sessions, lanes=self.config.db_lanes))
+                                                           self.config.db_sessions, lanes=self.config.db_lanes,
+                                                           largest_cap=self.config.db_largest_cap))
             self._remote_db = remote_db
             assert remote_db.info is not None
             self._db_links = self._stack.enter_context(LinkProxies(conn, self._toxiproxy(db.name), links / "db"))
@@ -185,22 +187,13 @@ class Placement:
         """The upstream on its host; across hosts, behind the app -> upstream link there."""
         host, app = self.host_of(Role.UPSTREAM), self.host_of(Role.APP)
         conn = self.conns[host.name]
-        binary = Path(self.stages[host.name].file(role.binary))
-        upstream = self._stack.enter_context(RemoteUpstream(conn, self._role_python(host.name), binary,
-                                                            self.work_dir / "upstream", role.delay_s, role.size_bytes))
-        assert upstream.info is not None
-        self._remote_upstream = upstream
-        where = f"127.0.0.1:{upstream.info.port}"
-        if host.name != app.name:
-            self._upstream_links = self._stack.enter_context(
-                LinkProxies(conn, self._toxiproxy(host.name), links / "upstream"))
-            where = self._upstream_links.add("app-upstream", f"{host.address}:{free_port(conn, host.address)}",
-                                              where).listen
-            self.upstream_link = where
-        self._upstream_url = f"http://{where}/"
-        self.pending.append(ServiceRecord("upstream (placed)", upstream.info.version, {
-            "host": host.name, "url": self._upstream_url, "delay_s": role.delay_s, "size_bytes": role.size_bytes,
-            "server": "std", "log_dir": str(self.work_dir / "upstream")}))
+        proxies = None if host.name == app.name else self._stack.enter_context(
+            LinkProxies(conn, self._toxiproxy(host.name), links / "upstream"))
+        upstream = PlacedUpstream(conn, self._role_python(host.name), Path(self.stages[host.name].file(role.binary)),
+                                  self.work_dir, role.size_bytes, host.address, proxies)
+        self._stack.callback(upstream.close)
+        self._upstream = upstream
+        self.pending.append(upstream.start(role.delay_s))
 
     def _toxiproxy(self, host: str) -> str:
         return self.stages[host].file(self.config.toxiproxy)
@@ -218,13 +211,14 @@ class Placement:
         dsn = self._dsn
         if dsn is not None and "PWB_DSN" in env:  # the lane's own database entry, as the local DSN names it
             dsn = dsn.rsplit("/", 1)[0] + "/" + env["PWB_DSN"].rsplit("/", 1)[1]
-        placed = {"PWB_DSN": dsn, "PWB_UPSTREAM_URL": self._upstream_url}
+        placed = {"PWB_DSN": dsn, "PWB_UPSTREAM_URL": self._upstream.url if self._upstream is not None else None}
         return {**env, **{k: v for k, v in placed.items() if v is not None and k in env}}
 
     def roles_usage(self) -> dict[str, GroupUsage]:
         """The db and upstream roles' CPU so far on their hosts (each role's whole process tree)."""
         out: dict[str, GroupUsage] = {}
-        for role, service, where in (("db", self._remote_db, Role.DB), ("upstream", self._remote_upstream, Role.UPSTREAM)):
+        remote_upstream = self._upstream.service if self._upstream is not None else None
+        for role, service, where in (("db", self._remote_db, Role.DB), ("upstream", remote_upstream, Role.UPSTREAM)):
             pid = service.pid if service is not None else None
             usage = tree_usage(self.conns[self.host_of(where).name], pid) if pid is not None else None
             if usage is not None:
@@ -292,25 +286,46 @@ class Placement:
         spec = session.trials[0] if session.trials else None
         rtt = spec.rtt_s if spec is not None and spec.rtt_s is not None else self.config.rtt_s
         self._point = f"rtt={rtt * 1000:g}ms"
+        capped = self._retune_cap(session) + self._retune_upstream(session)
         if rtt == self._rtt_s:
-            return []
+            return capped
         for proxies in self._links():
             proxies.set_rtt(rtt)
         self._rtt_s = rtt
-        records = self.take_pending()
+        records = self.take_pending() + capped
         if self.db_link is not None:
             app = self.host_of(Role.APP)
             records.append(self._rtt_record("app-db", measure_rtt(self.conns[app.name], self.db_link, PG_SSL_REQUEST),
                                             app.name))
-        if self.upstream_link is not None:
+        if self._upstream is not None and self._upstream.link is not None:
             app = self.host_of(Role.APP)
-            records.append(self._rtt_record("app-upstream", measure_rtt(self.conns[app.name], self.upstream_link,
+            records.append(self._rtt_record("app-upstream", measure_rtt(self.conns[app.name], self._upstream.link,
                                                                         UPSTREAM_PROBE), app.name))
         return records
 
+    def _retune_cap(self, session: Session) -> list[ServiceRecord]:
+        """A max_db_sessions point: pgbouncer started again on the db host, the app -> db link re-pointed."""
+        caps = {t.max_db_sessions for t in session.trials if t.max_db_sessions is not None}
+        db = self._remote_db
+        if db is None or not caps or max(caps) == db.sessions or self._db_links is None or self.db_link is None:
+            return []
+        info = db.set_cap(max(caps))
+        self._db_links.remove("app-db")
+        self._db_links.add("app-db", self.db_link, f"127.0.0.1:{info.port}")
+        self._dsn = info.dsn.replace(f"@127.0.0.1:{info.port}/", f"@{self.db_link}/")
+        return [ServiceRecord("pgbouncer (placed)", "", {"host": self.host_of(Role.DB).name,
+                                                        "max_db_sessions": db.sessions, "port": info.port})]
+
+    def _retune_upstream(self, session: Session) -> list[ServiceRecord]:
+        """An upstream_delay point: the upstream started again on its host with that delay."""
+        delays = {t.upstream_delay_s for t in session.trials if t.upstream_delay_s is not None}
+        if self._upstream is None or not delays or max(delays) == self._upstream.delay_s:
+            return []
+        return [self._upstream.start(max(delays))]
+
     def _links(self) -> tuple[LinkProxies, ...]:
-        return tuple(p for p in (self._db_links, self._upstream_links, self._app_links, self._proxy_links)
-                     if p is not None)
+        upstream = self._upstream.links if self._upstream is not None else None
+        return tuple(p for p in (self._db_links, upstream, self._app_links, self._proxy_links) if p is not None)
 
     def _record_rtt(self, link: str, measured: RttMeasurement, client: str) -> None:
         self.pending.append(self._rtt_record(link, measured, client))
@@ -350,42 +365,8 @@ class Placement:
         return {"mode": self.mode, "roles": roles, "hosts": self.machines, "delay_mechanism": MECHANISM,
                 "staged": self.staged(),
                 "cpu_accounting": APP_CPU,
-                "not_wired": ["--max-db-sessions sweeps on the db host (refused)",
-                              "the upstream's ceiling on its host (the one recorded is of this machine's own "
-                              "upstream, which gives the expected answer)", "--knob upstream_delay"]}
-
-    # -- the generator role --------------------------------------------------------------------
-
-    def run_load(self, request: LoadRequest, work_dir: Path) -> LoadResult:
-        """The window's load from every generator host, merged from raw records when there are several."""
-        if len(self.generators) == 1:
-            return self.generators[0].run(request, work_dir)
-        merged = run_together(self.generators, request, work_dir)
-        return merged.result
-
-    def settle(self, request: LoadRequest, seconds: float, work_dir: Path) -> None:
-        if seconds <= 0:
-            return
-        try:
-            self.generators[0].run(replace(request, duration_s=max(1.0, seconds), label=f"{request.label}.settle"),
-                                   work_dir)
-        except LoadGenError:
-            pass  # a discarded load: the window after it says what is wrong
-
-
-class PlacedGenerator:
-    """The LoadGenerator the runner sees: wrk on the generator hosts."""
-
-    name = "wrk"
-
-    def __init__(self, placement: Placement) -> None:
-        self.placement = placement
-
-    def version(self) -> str:
-        return self.placement.generators[0].version() if self.placement.generators else "unknown"
-
-    def run(self, request: LoadRequest, work_dir: Path) -> LoadResult:
-        return self.placement.run_load(request, work_dir)
+                "not_wired": ["the upstream's ceiling on its host (the one recorded is of this machine's own "
+                              "upstream, which gives the expected answer)"]}
 
 
 def _same_arch(machines: dict[str, dict[str, Any]]) -> None:

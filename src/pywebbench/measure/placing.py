@@ -14,6 +14,7 @@ from pywebbench.errors import UserError
 from pywebbench.measure.placement import PlacedHost, Placement, PlacementConfig, UpstreamRole
 from pywebbench.plan.hosts import Inventory, Role, load_inventory
 from pywebbench.plan.options import RunOptions
+from pywebbench.services.backing import BackingConfig
 from pywebbench.stage.envs import cache_root, uv_binary
 from pywebbench.stage.hostcheck import check_inventory, require_ready, target_of
 from pywebbench.stage.netns import NetnsRig
@@ -33,11 +34,6 @@ def hosts_ready(options: RunOptions, points: Sequence[Sequence[tuple[str, object
     if not options.placed and any(name == "rtt_s" for point in points for name, _ in point):
         raise UserError("--knob rtt delays the links between hosts, and on a single host there are none: "
                         "add --hosts HOSTS_TOML or --topology netns")
-    if options.placed and any(name == "upstream_delay_s" for point in points for name, _ in point):
-        raise UserError("--knob upstream_delay cannot yet restart the upstream on its host: sweep it on one host")
-    if options.placed and any(name == "max_db_sessions" for point in points for name, _ in point):
-        raise UserError("--knob max_db_sessions cannot yet restart pgbouncer on the db host: sweep it on one host "
-                        "(--max-db-sessions N sets it there)")
     if options.hosts is None:
         return None
     inventory = load_inventory(Path(options.hosts), allow_remote=options.allow_remote)
@@ -51,7 +47,7 @@ def hosts_ready(options: RunOptions, points: Sequence[Sequence[tuple[str, object
 
 
 def place_roles(services: ExitStack, options: RunOptions, needs: frozenset[Needs], inventory: Inventory | None,
-                run_dir: Path, on_note: Callable[[str], None], lanes: int = 1) -> Placement | None:
+                run_dir: Path, on_note: Callable[[str], None], backing: BackingConfig | None = None) -> Placement | None:
     """The roles' hosts reached (the netns rig made first), the db and upstream roles and the links up;
     None on one host."""
     if not options.placed:
@@ -73,7 +69,8 @@ def place_roles(services: ExitStack, options: RunOptions, needs: frozenset[Needs
         mode = "netns"
     config = PlacementConfig(Needs.DATABASE in needs, options.db_rows, options.max_db_sessions, options.rtt_s or 0.0,
                              toxiproxy, _upstream_role(options) if Needs.UPSTREAM in needs else None,
-                             proxy=options.topology == "nginx", db_lanes=lanes)
+                             proxy=options.topology == "nginx", db_lanes=backing.lanes if backing else 1,
+                             db_largest_cap=backing.postgres_sessions if backing else None)
     try:
         return services.enter_context(Placement(hosts, run_dir, config, mode))
     except (SshError, StagingError, OSError) as exc:
