@@ -67,12 +67,13 @@ def test_doctor_over_ssh_sees_each_host_and_refuses_one_without_uv(rig: NetnsRig
     for name, host in rig.hosts.items():
         assert f"{host.address}:22" in done.stdout
     assert "pgbouncer" in done.stdout and "wrk" in done.stdout
-    # the rig's login PATH has no uv (it lives in the project's .venv): a host without uv
+    # the rig's login PATH has no uv (it lives in the project's .venv): the app host without uv
+    # is refused; the others need none (their roles' tree is built here and staged)
     bare = tmp_path / "bare.toml"
     bare.write_text(inventory)
     done = _doctor(bare)
     assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "has no uv" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and "host 'app' has no uv" in done.stderr, done.stderr
 
 
 def test_unreachable_host_and_bad_inventory_fail_in_one_line(rig: NetnsRig, tmp_path: Path) -> None:

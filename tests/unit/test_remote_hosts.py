@@ -46,6 +46,10 @@ def test_the_probe_asks_for_each_role_s_tools_in_one_script() -> None:
     names = [t.name for _, t in tools]
     assert names[:2] == ["python", "uv"] and {"postgres", "pgbouncer", "wrk", "oha"} <= set(names)
     assert "nginx" not in names
+    uv = next(t for _, t in tools if t.name == "uv")
+    assert not uv.required  # no app role: the roles' tree is built here and staged there
+    _, app_tools = probe_script(Host("app", "10.0.0.4", (Role.APP,)))
+    assert next(t for _, t in app_tools if t.name == "uv").required  # the app host builds environments
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30, check=True)
     facts = dict(line.split("=", 1) for line in done.stdout.splitlines())
     assert int(facts["cpus"]) >= 1 and len([k for k in facts if k.startswith("tool")]) == len(tools)

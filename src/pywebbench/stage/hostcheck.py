@@ -1,7 +1,8 @@
 """`doctor --hosts`: what each inventory host has for its roles, asked over SSH in one probe.
 
-Every host needs SSH that lets us in, Python 3.11+ and uv (the app host builds its stack
-environments there, cached by the same hash as here). Then each role's tools: the generator's
+Every host needs SSH that lets us in and Python 3.11+. The app host needs uv: it builds its stack
+environments there, cached by the same hash as here. Other hosts get the roles' tree built here
+and staged (stage/staging.py), so uv there is reported, not required. Then each role's tools: the generator's
 wrk (oha optional), the db's PostgreSQL and pgbouncer, the proxy's nginx (the upstream's Go
 binary and Toxiproxy are built here and staged there: stage/staging.py).
 CPU count and clock offset (remote clock minus ours, at the midpoint of the round trip) come
@@ -85,11 +86,17 @@ def _uv_probe(host: Host) -> str:
     return _which("uv", "$HOME/.local/bin/uv", "$HOME/.cargo/bin/uv")
 
 
+def _uv_tool(host: Host) -> tuple[Role | None, Tool]:
+    builds = Role.APP in host.roles
+    return (Role.APP if builds else None,
+            Tool("uv", _uv_probe(host), "curl -LsSf https://astral.sh/uv/install.sh | sh", required=builds))
+
+
 def probe_script(host: Host) -> tuple[str, list[tuple[Role | None, Tool]]]:
     """One shell script: a `key=value` line per fact, so one SSH round trip asks everything."""
     tools: list[tuple[Role | None, Tool]] = [
         (None, Tool("python", "command -v python3 2>/dev/null; true", "sudo apt-get install -y python3")),
-        (None, Tool("uv", _uv_probe(host), "curl -LsSf https://astral.sh/uv/install.sh | sh")),
+        _uv_tool(host),
     ]
     for role in host.roles:
         tools += [(role, t) for t in TOOLS[role]]
@@ -112,7 +119,7 @@ def check_host(host: Host, control_dir: Path) -> HostReport:
     findings = []
     for i, (role, tool) in enumerate(tools):
         path = facts.get(f"tool{i}", "").strip()
-        purpose = f"{role.value} role" if role else "every host"
+        purpose = f"{role.value} role" if role else ("every host" if tool.required else "not needed here")
         detail = path or "not found"
         present = bool(path)
         if tool.name == "python" and present:
