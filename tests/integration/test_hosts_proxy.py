@@ -35,8 +35,7 @@ def test_nginx_on_the_proxy_host_carries_the_load_through_two_measured_links(tmp
 
     with NetnsRig(("gen", "edge", "app"), tmp_path / "made") as rig:
         inventory = tmp_path / "hosts.toml"
-        text = rig.inventory_toml({"gen": ("generator",), "edge": ("proxy",), "app": ("app",)})
-        inventory.write_text(text.replace("roles = [", f'uv = "{uv_binary()}"\nroles = ['))
+        inventory.write_text(rig.inventory_toml({"gen": ("generator",), "edge": ("proxy",), "app": ("app",)}, uv=uv_binary()))
         out = tmp_path / "run"
         done = subprocess.run([*PYWEBBENCH, "run", "--hosts", str(inventory), "--topology", "nginx",
                                "--stack", "flask:gunicorn-sync", "--workload", "hello", "--duration", "1",

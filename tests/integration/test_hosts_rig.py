@@ -59,9 +59,10 @@ def _doctor(inventory: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_doctor_over_ssh_sees_each_host_and_refuses_one_without_uv(rig: NetnsRig, tmp_path: Path) -> None:
-    inventory = rig.inventory_toml({"gen1": ("generator",), "gen2": ("generator",), "app": ("app",), "db": ("db",)})
+    roles = {"gen1": ("generator",), "gen2": ("generator",), "app": ("app",), "db": ("db",)}
+    inventory = rig.inventory_toml(roles)
     good = tmp_path / "good.toml"
-    good.write_text(inventory.replace("roles = [", f'uv = "{uv_binary()}"\nroles = ['))
+    good.write_text(rig.inventory_toml(roles, uv=uv_binary()))  # uv on the app host only: the others need none
     done = _doctor(good)
     assert done.returncode == 0, done.stderr
     for name, host in rig.hosts.items():

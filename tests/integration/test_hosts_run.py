@@ -134,8 +134,8 @@ def test_run_with_an_inventory_merges_two_generator_hosts(tmp_path: Path) -> Non
 
     with NetnsRig(("gen1", "gen2", "app", "db"), tmp_path / "made") as rig:
         inventory = tmp_path / "hosts.toml"
-        text = rig.inventory_toml({"gen1": ("generator",), "gen2": ("generator",), "app": ("app",), "db": ("db",)})
-        inventory.write_text(text.replace("roles = [", f'uv = "{uv_binary()}"\nroles = ['))
+        roles = {"gen1": ("generator",), "gen2": ("generator",), "app": ("app",), "db": ("db",)}
+        inventory.write_text(rig.inventory_toml(roles, uv=uv_binary()))
         out = tmp_path / "run"
         done = subprocess.run([*PYWEBBENCH, "run", "--hosts", str(inventory), *SHORT, "--repeats", "1",
                                "--out", str(out)], capture_output=True, text=True, cwd=REPO, timeout=300)
@@ -161,8 +161,7 @@ def test_upstream_role_on_its_own_host_answers_through_a_measured_link(tmp_path:
 
     with NetnsRig(("gen", "app", "up"), tmp_path / "made") as rig:
         inventory = tmp_path / "hosts.toml"
-        text = rig.inventory_toml({"gen": ("generator",), "app": ("app",), "up": ("upstream",)})
-        inventory.write_text(text.replace("roles = [", f'uv = "{uv_binary()}"\nroles = ['))
+        inventory.write_text(rig.inventory_toml({"gen": ("generator",), "app": ("app",), "up": ("upstream",)}, uv=uv_binary()))
         out = tmp_path / "run"
         done = subprocess.run([*PYWEBBENCH, "run", "--hosts", str(inventory), "--stack", "flask:gunicorn-sync",
                                "--workload", "upstream", "--knob", "upstream_delay=0.005,0.02", "--duration", "1",

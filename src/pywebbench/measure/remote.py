@@ -22,42 +22,10 @@ from pywebbench.measure.launchers import GroupUsage, RunningServer, base_environ
 from pywebbench.plan.sessions import Session
 from pywebbench.stage.ssh import SshConnection, SshError
 
-_GROUP_USAGE = """
+_USAGE = """
 import os, sys
-pgid, tck, page = int(sys.argv[1]), os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
-cpu = rss = n = 0
-for d in os.listdir("/proc"):
-    if not d.isdigit():
-        continue
-    try:
-        f = open("/proc/" + d + "/stat").read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        continue
-    if int(f[2]) != pgid or f[0] == "Z":
-        continue
-    cpu += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
-    rss += int(f[21]) * page
-    n += 1
-print(cpu / tck, rss / 2**20, n)
-"""
-"""The server's process group on its host: CPU (its live processes' own and reaped children's),
-RSS and process count, from /proc/PID/stat (fields 5, 14-17, 24)."""
-
-def group_usage(conn: SshConnection, pgid: int) -> GroupUsage | None:
-    """A process group's CPU seconds so far, RSS and process count on `conn`'s host; None if unreadable.
-
-    Any role started in its own group (the app's server, the db and upstream roles) is read the same way."""
-    try:
-        done = conn.run(["python3", "-c", _GROUP_USAGE, str(pgid)], timeout=15)
-        cpu, rss, count = done.stdout.split()
-        return GroupUsage(float(cpu), float(rss), int(count))
-    except (SshError, ValueError, subprocess.TimeoutExpired):
-        return None
-
-
-_TREE_USAGE = """
-import os, sys
-root, tck, page = int(sys.argv[1]), os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+mode, target = sys.argv[1], int(sys.argv[2])
+tck, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
 stats, kids = {}, {}
 for d in os.listdir("/proc"):
     if not d.isdigit():
@@ -69,29 +37,42 @@ for d in os.listdir("/proc"):
     if f[0] != "Z":
         stats[int(d)] = f
         kids.setdefault(int(f[1]), []).append(int(d))
-cpu = rss = n = 0
-todo = [root] if root in stats else []
-while todo:
-    pid = todo.pop()
-    f = stats[pid]
-    cpu += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
-    rss += int(f[21]) * page
-    n += 1
-    todo += [k for k in kids.get(pid, ()) if k in stats]
-print(cpu / tck, rss / 2**20, n)
+if mode == "group":
+    chosen = [pid for pid, f in stats.items() if int(f[2]) == target]
+else:
+    chosen, todo = [], [target] if target in stats else []
+    while todo:
+        pid = todo.pop()
+        chosen.append(pid)
+        todo += [k for k in kids.get(pid, ()) if k in stats]
+cpu = sum(int(stats[p][11]) + int(stats[p][12]) + int(stats[p][13]) + int(stats[p][14]) for p in chosen)
+rss = sum(int(stats[p][21]) for p in chosen) * page
+print(cpu / tck, rss / 2**20, len(chosen))
 """
-"""A process and all its descendants on its host, whatever their process groups: a role whose
-services start their own groups (PostgreSQL and pgbouncer under the db role)."""
+"""CPU (live processes' own and their reaped children's), RSS and process count from
+/proc/PID/stat (fields 5, 14-17, 24) of a process group ("group") or of a process and all its
+descendants whatever their groups ("tree": PostgreSQL and pgbouncer under the db role)."""
 
 
-def tree_usage(conn: SshConnection, root: int) -> GroupUsage | None:
-    """CPU seconds so far, RSS and process count of `root`'s tree on `conn`'s host; None if unreadable."""
+def _usage(conn: SshConnection, mode: str, target: int) -> GroupUsage | None:
     try:
-        done = conn.run(["python3", "-c", _TREE_USAGE, str(root)], timeout=15)
+        done = conn.run(["python3", "-c", _USAGE, mode, str(target)], timeout=15)
         cpu, rss, count = done.stdout.split()
         return GroupUsage(float(cpu), float(rss), int(count))
     except (SshError, ValueError, subprocess.TimeoutExpired):
         return None
+
+
+def group_usage(conn: SshConnection, pgid: int) -> GroupUsage | None:
+    """A process group's CPU seconds so far, RSS and process count on `conn`'s host; None if unreadable.
+
+    Any role started in its own group (the app's server, the upstream and proxy roles) is read so."""
+    return _usage(conn, "group", pgid)
+
+
+def tree_usage(conn: SshConnection, root: int) -> GroupUsage | None:
+    """CPU seconds so far, RSS and process count of `root`'s tree on `conn`'s host; None if unreadable."""
+    return _usage(conn, "tree", root)
 
 
 _FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"

@@ -21,22 +21,20 @@ PostgreSQL's own limit was sized for LARGEST_CAP), answering with its new port.
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import signal
 import sys
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any
 
 from pywebbench.services import ServiceError
 from pywebbench.services.pgbouncer import PgBouncerService, lane_database
 from pywebbench.services.postgres import PostgresConfig, PostgresInfo, PostgresService
-from pywebbench.services.remote_role import start_role
+from pywebbench.services.remote_role import publish, start_role, stop_on_sigterm
 from pywebbench.stage.ssh import RemoteProcess, SshConnection
 
 
@@ -48,30 +46,17 @@ class RemoteDbInfo:
     postgres_version: str
 
 
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(0)
-
-
 def main(argv: Sequence[str]) -> int:
     work_dir, rows, sessions, lanes = Path(argv[0]), int(argv[1]), int(argv[2]), int(argv[3])
     largest = max(sessions, int(argv[4]) if len(argv) > 4 else sessions)  # the largest cap a sweep sets
-    signal.signal(signal.SIGTERM, _stop)
+    stop_on_sigterm()
     work_dir.mkdir(parents=True, exist_ok=True)
     # Every lane may hold its cap at once (app-side pools keep sessions while idle), as locally.
     with PostgresService(work_dir / "postgres", PostgresConfig(rows=rows, max_db_sessions=largest * lanes)) as pg, \
             _Pool(work_dir, pg.info, sessions, lanes) as pool:
-        _write_private(work_dir / "db.json", {**pool.answer(), "postgres_version": pg.info.version})
+        publish(work_dir / "db.json", {**pool.answer(), "postgres_version": pg.info.version})
         _serve_peaks(pool, work_dir)
     return 0
-
-
-def _write_private(path: Path, data: dict[str, Any]) -> None:
-    """0600, renamed into place: the DSN holds the run's password."""
-    scratch = path.with_name(path.name + ".tmp")
-    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle)
-    scratch.replace(path)
 
 
 class _Pool:
@@ -117,16 +102,16 @@ def _serve_requests(pool: _Pool, work_dir: Path, done: dict[str, str]) -> None:
             note = f"dropped {pool.bouncer.reset_pool()} clients"
         except ServiceError as exc:
             note = f"failed: {str(exc).splitlines()[0]}"
-        _write_private(work_dir / "reset.json", {"token": asked, "note": note})
+        publish(work_dir / "reset.json", {"token": asked, "note": note})
         done["reset"] = asked
     asked = _asked(work_dir / "cap.request", done.get("cap", ""))
     if asked is not None:
         token, cap = asked.split()
         try:
             pool.start(int(cap))
-            _write_private(work_dir / "cap.json", {"token": token, **pool.answer()})
+            publish(work_dir / "cap.json", {"token": token, **pool.answer()})
         except (ServiceError, ValueError, OSError) as exc:
-            _write_private(work_dir / "cap.json", {"token": token, "error": str(exc).splitlines()[0]})
+            publish(work_dir / "cap.json", {"token": token, "error": str(exc).splitlines()[0]})
         done["cap"] = asked
 
 

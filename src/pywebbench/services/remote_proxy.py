@@ -12,17 +12,14 @@ generator -> proxy link on that host; it reaches the app through the proxy -> ap
 
 from __future__ import annotations
 
-import json
-import signal
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 
 from pywebbench.services.nginx import NginxService
-from pywebbench.services.remote_role import start_role
+from pywebbench.services.remote_role import serve_until_stopped, start_role, stop_on_sigterm
 from pywebbench.stage.ssh import RemoteProcess, SshConnection
 
 
@@ -33,21 +30,12 @@ class RemoteProxyInfo:
     version: str
 
 
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(0)
-
-
 def main(argv: Sequence[str]) -> int:
     work_dir, upstream_host, upstream_port = Path(argv[0]), argv[1], int(argv[2])
-    signal.signal(signal.SIGTERM, _stop)
+    stop_on_sigterm()
     work_dir.mkdir(parents=True, exist_ok=True)
     with NginxService(work_dir / "nginx", upstream_port=upstream_port, upstream_host=upstream_host) as nginx:
-        out = work_dir / "proxy.json.tmp"
-        out.write_text(json.dumps({"port": nginx.info.port, "version": nginx.info.version}))
-        out.replace(work_dir / "proxy.json")
-        while True:
-            time.sleep(3600)
-    return 0
+        serve_until_stopped(work_dir / "proxy.json", {"port": nginx.info.port, "version": nginx.info.version})
 
 
 class RemoteProxy:

@@ -1,17 +1,22 @@
 """Start a role's service module on its host over SSH and wait for its ready file.
 
-The role module (services/remote_db.py, services/remote_upstream.py) runs as
+The role module (services/remote_db.py, remote_upstream.py, remote_proxy.py) runs as
 `python -m MODULE WORK_DIR ARGS...` on the host, in its own process group, and writes
-WORK_DIR/READY (JSON) once serving; the process is stopped by its group.
+WORK_DIR/READY (JSON) once serving; the process is stopped by its group. The host side of
+that contract (`stop_on_sigterm`, `publish`, `serve_until_stopped`) is here too, so the roles
+cannot drift apart on it.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, NoReturn
 
 from pywebbench.stage.ssh import RemoteProcess, SshConnection, SshError
 
@@ -41,3 +46,29 @@ def start_role(conn: SshConnection, python: str, module: str, args: Sequence[str
     except BaseException:
         proc.stop()
         raise
+
+
+def _exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
+def stop_on_sigterm() -> None:
+    """On the host: the group's SIGTERM unwinds the role's `with` blocks, so its services stop cleanly."""
+    signal.signal(signal.SIGTERM, _exit)
+
+
+def publish(path: Path, data: dict[str, Any]) -> None:
+    """On the host: a JSON answer written aside and renamed into place, so a reader never sees half
+    of it; 0600, since some hold the run's password (the db role's DSN)."""
+    scratch = path.with_name(path.name + ".tmp")
+    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle)
+    scratch.replace(path)
+
+
+def serve_until_stopped(ready: Path, data: dict[str, Any]) -> NoReturn:
+    """On the host: say the role is ready, then hold its services until the group's SIGTERM."""
+    publish(ready, data)
+    while True:
+        time.sleep(3600)

@@ -10,17 +10,14 @@ group and reads the file back, as `RemoteDb` does for the db role.
 
 from __future__ import annotations
 
-import json
-import signal
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 
 from pywebbench.services.upstream import UpstreamService
-from pywebbench.services.remote_role import start_role
+from pywebbench.services.remote_role import serve_until_stopped, start_role, stop_on_sigterm
 from pywebbench.stage.ssh import RemoteProcess, SshConnection
 
 UPSTREAM_PROBE = b"GET /?delay_ms=0 HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"
@@ -36,21 +33,12 @@ class RemoteUpstreamInfo:
     size_bytes: int
 
 
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(0)
-
-
 def main(argv: Sequence[str]) -> int:
     work_dir, binary, delay_s, size = Path(argv[0]), Path(argv[1]), float(argv[2]), int(argv[3])
-    signal.signal(signal.SIGTERM, _stop)
+    stop_on_sigterm()
     work_dir.mkdir(parents=True, exist_ok=True)
     with UpstreamService(work_dir / "upstream", binary, delay_s, size, server="std") as up:
-        out = work_dir / "upstream.json.tmp"
-        out.write_text(json.dumps({"port": up.port, "version": up.version}))
-        out.replace(work_dir / "upstream.json")
-        while True:
-            time.sleep(3600)
-    return 0
+        serve_until_stopped(work_dir / "upstream.json", {"port": up.port, "version": up.version})
 
 
 class RemoteUpstream:

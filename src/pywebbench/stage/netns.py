@@ -245,14 +245,16 @@ class NetnsRig:
         self._made.clear()
         self._sshds.clear()
 
-    def inventory_toml(self, roles: dict[str, tuple[str, ...]]) -> str:
+    def inventory_toml(self, roles: dict[str, tuple[str, ...]], uv: Path | None = None) -> str:
         """A `--hosts` file for this rig: each host's address, the run's key and known_hosts; offline, as
-        the namespaces have no route out."""
+        the namespaces have no route out. `uv` is given to the app host only: no other role needs it."""
         out = []
         for name, host in self.hosts.items():
             out += [f"[hosts.{name}]", f'address = "{host.address}"', 'user = "root"',
-                    f'key = "{self.client_key}"', f'known_hosts = "{self.known_hosts}"', "offline = true",
-                    "roles = [" + ", ".join(f'"{r}"' for r in roles.get(name, ())) + "]", ""]
+                    f'key = "{self.client_key}"', f'known_hosts = "{self.known_hosts}"', "offline = true"]
+            if uv is not None and "app" in roles.get(name, ()):
+                out.append(f'uv = "{uv}"')
+            out += ["roles = [" + ", ".join(f'"{r}"' for r in roles.get(name, ())) + "]", ""]
         return "\n".join(out)
 
 
