@@ -92,11 +92,13 @@ def _run(tmp_path: Path, args: tuple[str, ...], path: str, *, after: int, pick: 
         looked = 0.0
         try:
             while time.monotonic() < deadline and harness.poll() is None:
-                if time.monotonic() - looked > 1.0:
-                    _snapshot(harness.pid, pgids, ports)
-                    looked = time.monotonic()
                 recorded = results_path(tmp_path)
                 count = recorded.read_text().count('"record": "trial"') if recorded.exists() else 0
+                # Once hunting, no snapshot: one can take over a second under load and miss the
+                # 1 s window (then the kill lands in the last trial and nothing comes after it).
+                if count < after and time.monotonic() - looked > 1.0:
+                    _snapshot(harness.pid, pgids, ports)
+                    looked = time.monotonic()
                 if count >= after and _measuring(harness.pid, path):
                     time.sleep(0.2)  # inside the window
                     try:
@@ -239,7 +241,7 @@ def test_app_server_master_killed(tmp_path: Path) -> None:
 
 
 def test_app_server_worker_killed(tmp_path: Path) -> None:
-    ran = _run(tmp_path, ("--stack", STACK, "--repeats", "3"), "/hello", after=1, pick=_worker_of("gunicorn"))
+    ran = _run(tmp_path, ("--stack", STACK, "--repeats", "4"), "/hello", after=1, pick=_worker_of("gunicorn"))
     _one_line(ran, TrialStatus.SERVER_FAILED, "exited during the window; the server itself is still up")
     _carries_on(ran)
 
@@ -253,7 +255,7 @@ def test_app_server_worker_killed(tmp_path: Path) -> None:
 ])
 def test_backing_service_killed_is_named_restarted_and_the_run_goes_on(
         tmp_path: Path, service: str, workload: str, path: str, extra: tuple[str, ...]) -> None:
-    ran = _run(tmp_path, ("--stack", STACK, "--workload", workload, "--repeats", "3", *extra), path, after=1,
+    ran = _run(tmp_path, ("--stack", STACK, "--workload", workload, "--repeats", "4", *extra), path, after=1,
                pick=_child_named(service))
     name = "the nginx proxy of" if service == "nginx" else service
     _one_line(ran, TrialStatus.SERVICE_FAILED, name, "exited (signal 9, SIGKILL) during", f"{STACK} {workload}")
@@ -277,7 +279,7 @@ def test_postgres_that_cannot_restart_stops_the_run_with_exit_1(tmp_path: Path) 
 
 
 def test_load_generator_killed(tmp_path: Path) -> None:
-    ran = _run(tmp_path, ("--stack", STACK, "--repeats", "3"), "/hello", after=1, pick=_measuring_wrk("/hello"))
+    ran = _run(tmp_path, ("--stack", STACK, "--repeats", "4"), "/hello", after=1, pick=_measuring_wrk("/hello"))
     _one_line(ran, TrialStatus.LOADGEN_FAILED, "wrk exited (signal 9, SIGKILL)")
     _carries_on(ran)
 
