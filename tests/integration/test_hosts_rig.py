@@ -183,7 +183,10 @@ def _wait_http(conn: SshConnection, url: str) -> None:
 
 
 CTRL_C_SCRIPT = """
-import sys, time
+import signal, sys, time
+# As the harness does (execute.py): Ctrl-C is a KeyboardInterrupt even when this was started
+# with SIGINT ignored, as every background job of a shell without job control is.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pathlib import Path
 from pywebbench.stage.netns import NetnsRig
 from pywebbench.services.links import HTTP_PROBE, PG_SSL_REQUEST, LinkProxies, measure_rtt
