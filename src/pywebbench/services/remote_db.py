@@ -117,7 +117,7 @@ def _serve_requests(pool: _Pool, work_dir: Path, done: dict[str, str]) -> None:
 
 def _serve_peaks(pool: _Pool, work_dir: Path, interval_s: float = 0.05) -> None:
     """Sample pgbouncer's server sessions per database while a request's token is current."""
-    request, answer, scratch = work_dir / "peaks.request", work_dir / "peaks.json", work_dir / "peaks.json.tmp"
+    request, answer = work_dir / "peaks.request", work_dir / "peaks.json"
     token, error = "", None
     done: dict[str, str] = {}
     peaks: dict[str, int] = {}
@@ -136,8 +136,7 @@ def _serve_peaks(pool: _Pool, work_dir: Path, interval_s: float = 0.05) -> None:
                     peaks[database] = max(peaks.get(database, 0), count)
             except ServiceError as exc:
                 error = error or str(exc).splitlines()[0]
-            scratch.write_text(json.dumps({"token": token, "peaks": peaks, "error": error}))
-            scratch.replace(answer)
+            publish(answer, {"token": token, "peaks": peaks, "error": error})
         time.sleep(interval_s)
 
 
