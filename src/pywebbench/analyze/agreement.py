@@ -121,7 +121,7 @@ def between(results: ResultSet, a: Row, b: Row, *, seed: int = 0) -> Estimate | 
     """
     if a.spec.cell == b.spec.cell and a.method != "restart" and b.method != "restart":
         ratios = paired_to_baseline(_trials(results, a), _trials(results, b), a.label, _cell(results, a)).ratios
-        interval = ratio_interval(ratios, seed=seed)
+        interval = ratio_interval(ratios)
         if interval is not None:
             return Estimate(interval.center, interval.low, interval.high, paired=True)
     return unpaired(a, b)
@@ -273,10 +273,12 @@ def tau_interval(first: Mapping[str, Sequence[Observation]], second: Mapping[str
     """Kendall's tau-b of two runs' rankings of `stacks` by ratio to `baseline`, with a bootstrap
     interval over each run's rounds (the runs are independent, so each is resampled on its own).
 
-    The baseline counts as 1 in both. None unless every other stack has two rounds in both runs.
+    The baseline counts as 1 in both. None unless every other stack has two launches in both
+    runs: the rounds of one launch share its effect, so one launch's rounds resampled give a
+    range of a few bootstrap outcomes, not a 95% interval (seed 000's columns had 9).
     """
     others = [s for s in stacks if s != baseline]
-    if any(len(first.get(s, ())) < 2 or len(second.get(s, ())) < 2 for s in others):
+    if any(len({o.launch for o in side.get(s, ())}) < 2 for side in (first, second) for s in others):
         return None
     centers = [[statistic_value(side[s]) or math.nan for s in others] for side in (first, second)]
     with_base = [list(c) + ([1.0] if baseline in stacks else []) for c in centers]

@@ -7,9 +7,11 @@ neighbours, frequency), which an unpaired comparison of two sides' aggregates ca
 
 Rounds are grouped into launches (one start of every server). A launch can shift every
 round it holds (memory layout, which core a worker landed on), so rounds of one launch are
-not independent: intervals come from a two-stage bootstrap, launches with replacement and
-then rounds within each chosen launch (Kalibera & Jones 2013, "Rigorous benchmarking in
-reasonable time"). With one launch it is the ordinary bootstrap over rounds.
+not independent: an interval is Student's t over the launch means (the mean log ratio of each
+launch's rounds), exact for normal noise at any launch and round variance, with the spread
+moderated across the stacks of a table where there are enough of them (analyze/moderation.py;
+coverage measured by simulation at every shape, analyze/coverage.py). One launch gives no
+interval: nothing in it tells a launch's own effect from the stack's.
 
 All statistics are taken on log ratios and reported back as ratios: a ratio's noise is
 multiplicative, and log space makes B/A and A/B symmetric.
@@ -27,7 +29,8 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from scipy.special import stdtrit
+
+from pywebbench.analyze.moderation import NO_PRIOR, Bounds, Prior, launch_intervals, moderated_intervals, needs
 
 CONFIDENCE = 0.95
 RESAMPLES = 4000
@@ -62,7 +65,12 @@ class Interval:
     n_rounds: int
     n_launches: int
     se_log: float
-    """Standard deviation of the bootstrap distribution of log(statistic)."""
+    """The standard error of the log centre."""
+    df: float = math.inf
+    """Degrees of freedom of the t quantile (own launches - 1, plus what a prior lent)."""
+    prior_df: float = 0.0
+    """Degrees of freedom borrowed from the table's other stacks (0: the stack's own launches alone)."""
+    confidence: float = 0.95
 
     @property
     def half_width(self) -> float:
@@ -180,47 +188,82 @@ def statistic_value(observations: Sequence[Observation],
     return math.exp(_log_statistic(np.log(positive), statistic))
 
 
-def ratio_interval(
-    ratios: Sequence[Observation], statistic: Statistic = Statistic.TRIMMED_GEOMEAN, *,
-    confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = 0,
-) -> Interval | None:
-    """Interval of the statistic of paired ratios over rounds nested in launches; None below two rounds.
+def launch_array(sets: Sequence[Sequence[Observation]]) -> _Array:
+    """Log values as an array (set, launch, round), NaN where a set has no window.
 
-    One launch: the bootstrap over rounds. Several: the random-effects error of the grand
-    statistic, se^2 = se_within^2 + var_between / launches, where se_within comes from a
-    bootstrap of rounds within each launch (launches kept) and var_between from the one-way
-    ANOVA of level_variances. Resampling launches *and* rounds (the two-stage bootstrap)
-    counts the within-launch variance twice: with no launch effect its intervals came out
-    1.3-1.4x too wide here (Davison & Hinkley 1997, 3.8); resampling a handful of launches
-    alone is too coarse to give an interval at all.
+    Launches are numbered over all sets together, so that the same launch lines up across
+    the stacks of a table; rounds fill each launch in order.
     """
-    if len(ratios) < 2:
+    launches = sorted({o.launch for obs in sets for o in obs})
+    column = {launch: i for i, launch in enumerate(launches)}
+    width = max((sum(1 for o in obs if o.launch == launch) for obs in sets for launch in launches), default=1)
+    out = np.full((len(sets), max(1, len(launches)), max(1, width)), np.nan)
+    for i, obs in enumerate(sets):
+        filled: dict[int, int] = {}
+        for o in sorted(obs, key=lambda o: (o.launch, o.round)):
+            if o.value <= 0:
+                raise ValueError("values must be positive")
+            slot = filled.get(o.launch, 0)
+            out[i, column[o.launch], slot] = math.log(o.value)
+            filled[o.launch] = slot + 1
+    return out
+
+
+def _from_bounds(bounds: Bounds, index: int, prior_df: float, confidence: float) -> Interval | None:
+    half = float(bounds.half[index])
+    if not math.isfinite(half):
+        return None
+    centre = float(bounds.centre[index])
+    return Interval(center=math.exp(centre), low=math.exp(centre - half), high=math.exp(centre + half),
+                    n_rounds=int(bounds.rounds[index]), n_launches=int(bounds.launches[index]),
+                    se_log=float(bounds.se[index]), df=float(bounds.df[index]), prior_df=prior_df,
+                    confidence=confidence)
+
+
+def ratio_interval(
+    ratios: Sequence[Observation], *, prior: Prior = NO_PRIOR, confidence: float = CONFIDENCE,
+) -> Interval | None:
+    """Student's t interval of the mean of launch means; None without two launches (or a prior).
+
+    `prior`: the spread of launch means the other stacks of the table lend (moderation.Prior);
+    without it the stack's own launches alone, on launches - 1 degrees of freedom.
+    """
+    if not ratios:
         return None
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be between 0 and 1")
-    logs, sizes = _logs_by_launch(ratios)
-    center = _log_statistic(logs, statistic)
-    rng = np.random.default_rng(seed)
-    if sizes.size == 1 or int(sizes.max()) == 1:
-        # One launch, or a launch per round: the rounds are the independent units.
-        flat = np.asarray([logs.size])
-        return _interval(center, _bootstrap(logs, flat, statistic, resamples, rng), confidence, len(ratios),
-                         int(sizes.size))
-    within = _bootstrap(logs, sizes, statistic, resamples, rng, stratified=True)
-    levels = level_variances(ratios)
-    between = (levels[0] if levels is not None else 0.0) / sizes.size
-    within_var = float(np.var(within, ddof=1))
-    se = math.sqrt(within_var + between)
-    # Student's t with Satterthwaite's degrees of freedom: a launch effect is estimated from
-    # only launches - 1 degrees of freedom, and the interval must say so.
-    df_within, df_between = len(ratios) - sizes.size, sizes.size - 1
-    denominator = within_var ** 2 / max(1, df_within) + between ** 2 / df_between
-    df = (se ** 4 / denominator) if denominator > 0 else float("inf")
-    quantile = float(stdtrit(df, 0.5 + confidence / 2.0)) if math.isfinite(df) \
-        else NormalDist().inv_cdf(0.5 + confidence / 2.0)
-    return Interval(center=math.exp(center), low=math.exp(center - quantile * se),
-                    high=math.exp(center + quantile * se), n_rounds=len(ratios), n_launches=int(sizes.size),
-                    se_log=se)
+    bounds = launch_intervals(launch_array([ratios]), prior.variance, prior.df, confidence)
+    return _from_bounds(bounds, 0, prior.df, confidence)
+
+
+def table_intervals(
+    sets: Mapping[str, Sequence[Observation]], *, confidence: float = CONFIDENCE,
+) -> tuple[dict[str, Interval | None], Prior]:
+    """Every stack's ratio interval in one table (ratios to the same baseline, the same launches).
+
+    The stacks' own spreads moderate each other and the baseline's share keeps its own degrees
+    of freedom (moderation.moderated_intervals). The prior returned is the own-part spread the
+    stacks lent each other, for intervals between two of them (a ranking's neighbours).
+    """
+    labels = [label for label, obs in sets.items() if obs]
+    out: dict[str, Interval | None] = {label: None for label in sets}
+    if not labels:
+        return out, NO_PRIOR
+    bounds, s0, d0 = moderated_intervals(launch_array([sets[label] for label in labels]), confidence)
+    prior = Prior(float(s0), float(d0), len(labels)) if float(d0) > 0 else NO_PRIOR
+    for i, label in enumerate(labels):
+        out[label] = _from_bounds(_row(bounds, i), 0, prior.df, confidence)
+    return out, prior
+
+
+def _row(bounds: Bounds, index: int) -> Bounds:
+    return Bounds(*(np.atleast_1d(np.asarray(getattr(bounds, name))[index]) for name in
+                    ("centre", "se", "df", "half", "launches", "rounds")))
+
+
+def why_no_interval(ratios: Sequence[Observation], prior: Prior = NO_PRIOR) -> str | None:
+    """The table's words where a ratio has no interval ("needs 2 launches"); None when it has one."""
+    return needs(len({o.launch for o in ratios}), prior.df)
 
 
 def unpaired_ratio_interval(
@@ -283,30 +326,36 @@ def rounds_needed(interval: Interval, target_half_width: float) -> int:
     return max(interval.n_rounds, math.ceil(projected - 1e-9))  # 160.00000001 is 160
 
 
+def pair_prior(prior: Prior) -> Prior:
+    """The prior for a ratio between two stacks of a table: two own parts' spread, no baseline share."""
+    return Prior(2.0 * prior.variance, prior.df, prior.stacks) if prior.df > 0 else NO_PRIOR
+
+
 def tied(
-    a: Sequence[Observation], b: Sequence[Observation],
-    statistic: Statistic = Statistic.TRIMMED_GEOMEAN, *,
-    confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = 0,
+    a: Sequence[Observation], b: Sequence[Observation], *, prior: Prior = NO_PRIOR,
+    confidence: float = CONFIDENCE,
 ) -> bool | None:
-    """Whether the paired a/b interval contains 1; None when there is no interval."""
-    interval = ratio_interval(paired_ratios(a, b), statistic, confidence=confidence,
-                              resamples=resamples, seed=seed)
+    """Whether the paired a/b interval contains 1; None when there is no interval.
+
+    `prior`: the table's own-part prior (table_intervals); a/b holds two stacks' own parts and
+    no baseline share, so it borrows their doubled spread.
+    """
+    interval = ratio_interval(paired_ratios(a, b), prior=pair_prior(prior), confidence=confidence)
     return None if interval is None else not interval.excludes_one
 
 
 def rank_with_ties(
-    items: Sequence[tuple[str, Sequence[Observation]]],
-    statistic: Statistic = Statistic.TRIMMED_GEOMEAN, *,
-    higher_is_better: bool = True, confidence: float = CONFIDENCE,
-    resamples: int = RESAMPLES, seed: int = 0,
+    items: Sequence[tuple[str, Sequence[Observation]]], *,
+    higher_is_better: bool = True, prior: Prior = NO_PRIOR, confidence: float = CONFIDENCE,
 ) -> list[tuple[str, int]]:
     """Labels best first, each with a tie group (from 1).
 
     A row joins the previous row's group when the two are tied by their own paired ratio
-    (adjacent neighbours only: overlapping intervals against a baseline would hide the pairing).
-    Rows without a value come last, each in a group of its own.
+    (adjacent neighbours only: overlapping intervals against a baseline would hide the pairing),
+    or when that ratio has no interval (nothing tells them apart). Rows without a value come
+    last, each in a group of its own.
     """
-    scored = [(label, obs, statistic_value(obs, statistic)) for label, obs in items]
+    scored = [(label, obs, statistic_value(obs, Statistic.GEOMEAN)) for label, obs in items]
     sign = -1.0 if higher_is_better else 1.0
     ranked = sorted(scored, key=lambda row: (row[2] is None, sign * (row[2] or 0.0)))
     out: list[tuple[str, int]] = []
@@ -314,7 +363,7 @@ def rank_with_ties(
     previous: Sequence[Observation] | None = None
     for label, obs, value in ranked:
         same = (previous is not None and value is not None
-                and tied(previous, obs, statistic, confidence=confidence, resamples=resamples, seed=seed))
+                and tied(previous, obs, prior=prior, confidence=confidence) is not False)
         group += 0 if same else 1
         out.append((label, group))
         previous = obs if value is not None else None

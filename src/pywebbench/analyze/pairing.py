@@ -10,7 +10,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pywebbench.analyze.duet import PairSide, round_ratios
-from pywebbench.analyze.paired import Interval, Observation, paired_ratios, ratio_interval, statistic_value
+from pywebbench.analyze.paired import (
+    Interval,
+    Observation,
+    paired_ratios,
+    ratio_interval,
+    statistic_value,
+    table_intervals,
+    why_no_interval,
+)
+from pywebbench.analyze.moderation import NO_PRIOR, Prior
 from pywebbench.results.model import TrialResult
 
 
@@ -43,6 +52,9 @@ class Paired:
     interval: Interval | None
     cpu_interval: Interval | None
     cpu_center: float | None
+    cpu_ratios: tuple[Observation, ...] = ()
+    why_none: str | None = None
+    """Why there is no interval ("needs 2 launches"), for the table to say instead of a range."""
 
 
 def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult], label: str,
@@ -60,7 +72,26 @@ def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult]
     else:
         ratios = paired_ratios(observations(trials, rps_of), observations(base_trials, rps_of))
         cpu = paired_ratios(observations(trials, cpu_per_request), observations(base_trials, cpu_per_request))
-    return Paired(ratios, ratio_interval(ratios), ratio_interval(cpu), statistic_value(cpu))
+    return Paired(ratios, ratio_interval(ratios), ratio_interval(cpu), statistic_value(cpu), tuple(cpu),
+                  why_no_interval(ratios) if ratios else None)
+
+
+def moderated_table(table: dict[str, Paired]) -> tuple[dict[str, Paired], Prior]:
+    """The rows of one table with their intervals moderated across each other (paired.table_intervals).
+
+    Returns the rows and the req/s prior the table's own parts lent (for its ranking's ties).
+    """
+    rated = {label: p for label, p in table.items() if p.ratios}
+    if not rated:
+        return table, NO_PRIOR
+    rps, prior = table_intervals({label: p.ratios for label, p in rated.items()})
+    cpu, _ = table_intervals({label: p.cpu_ratios for label, p in rated.items()})
+    out = dict(table)
+    for label, p in rated.items():
+        centre = p.cpu_center if cpu[label] is None else cpu[label].center  # type: ignore[union-attr]
+        out[label] = Paired(p.ratios, rps[label], cpu[label], centre, p.cpu_ratios,
+                            why_no_interval(p.ratios, prior) if rps[label] is None else None)
+    return out, prior
 
 
 def pair_sides(trials: Sequence[TrialResult], value: Callable[[TrialResult], float | None]) -> list[PairSide]:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.analyze.rechecks import rechecked, recorded_ceilings, spread_check
 from pywebbench.plan.knobs import knob_short
-from pywebbench.analyze.pairing import Paired, observations, paired_to_baseline, rps_of
+from pywebbench.analyze.moderation import NO_PRIOR, Prior
+from pywebbench.analyze.pairing import Paired, moderated_table, observations, paired_to_baseline, rps_of
 from pywebbench.analyze.paired import (
     Interval,
     Observation,
@@ -90,6 +91,8 @@ class Row:
     cpu_ratio_ci: tuple[float, float] | None = None
     mde: float | None = None
     """Smallest difference from the baseline detectable at 80% power with the rounds spent."""
+    interval_note: str | None = None
+    """Why a paired row has no ratio interval ("needs 2 launches"): said where the range would be."""
     tie_group: int | None = None
     """Rows of one cell with the same number are tied: their paired ratio's interval holds 1."""
     cpu_source: str = ""
@@ -188,11 +191,12 @@ def summarize(results: ResultSet, baseline: str | None = None, aggregation: Aggr
     groups = _group(latest_trials(results.trials))
     base_trials = {cell: trials for (label, cell), trials in groups.items() if label == baseline}
     cells = _cells(groups)
-    rows = [_row(label, trials, base_trials.get(cell, []), baseline, how, ceilings, cells[cell])
+    paired, priors = _paired_tables(groups, base_trials, baseline, cells)
+    rows = [_row(label, trials, base_trials.get(cell, []), how, ceilings, paired[(label, cell)])
             for (label, cell), trials in groups.items()]
     missing = {trials[0].spec.workload for (_label, cell), trials in groups.items() if not _rps_values(
         base_trials.get(cell, []))}
-    rows = _with_ties(rows, groups, baseline, cells)
+    rows = _with_ties(rows, groups, baseline, cells, priors)
     # Paired rows rank by their ratio, the figure their ties are decided on.
     rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method != "restart" else r.rps) or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))
@@ -205,6 +209,24 @@ def _cells(groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]]) -> d
     for (_label, cell), trials in groups.items():
         cells[cell] += trials
     return cells
+
+
+def _paired_tables(groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]],
+                   base_trials: dict[tuple[object, ...], list[TrialResult]], baseline: str,
+                   cells: dict[tuple[object, ...], list[TrialResult]],
+                   ) -> tuple[dict[tuple[str, tuple[object, ...]], Paired | None], dict[tuple[object, ...], Prior]]:
+    """Each row's ratios to the baseline, the intervals of each cell's rows moderated together."""
+    out: dict[tuple[str, tuple[object, ...]], Paired | None] = {}
+    by_cell: dict[tuple[object, ...], dict[str, Paired]] = defaultdict(dict)
+    for (label, cell), trials in groups.items():
+        out[(label, cell)] = found = _paired(label, trials, base_trials.get(cell, []), baseline, cells[cell])
+        if found is not None and found.ratios:
+            by_cell[cell][label] = found
+    priors: dict[tuple[object, ...], Prior] = {}
+    for cell, table in by_cell.items():
+        moderated, priors[cell] = moderated_table(table)
+        out.update({(label, cell): p for label, p in moderated.items()})
+    return out, priors
 
 
 def _paired(label: str, trials: list[TrialResult], base: list[TrialResult], baseline: str,
@@ -274,20 +296,20 @@ def _paired_fields(paired: Paired | None) -> dict[str, Any]:
         ratio_interval=interval, cpu_ratio=paired.cpu_center if paired is not None else None,
         cpu_ratio_ci=(cpu.low, cpu.high) if cpu is not None else None,
         mde=min_detectable(interval) if interval is not None else None,
+        interval_note=paired.why_none if paired is not None else None,
     )
 
 
-def _row(label: str, trials: list[TrialResult], base: list[TrialResult], baseline: str, how: Aggregation,
-         ceilings: dict[tuple[object, ...], float], cell_trials: Sequence[TrialResult]) -> Row:
+def _row(label: str, trials: list[TrialResult], base: list[TrialResult], how: Aggregation,
+         ceilings: dict[tuple[object, ...], float], paired: Paired | None) -> Row:
     """One stack x cell: its windows summarised, and its ratio to the baseline's in the same cell."""
     loaded = [t for t in trials if t.load is not None]
     measured = _measured(trials)
     values, base_values = _rps_values(trials), _rps_values(base)
     rps, base_rps = aggregate(values, how), aggregate(base_values, how)
     ratio = rps / base_rps if rps is not None and base_rps else None
-    paired = _paired(label, trials, base, baseline, cell_trials)
     if paired is not None and paired.ratios:
-        ratio = statistic_value(paired.ratios)
+        ratio = paired.interval.center if paired.interval is not None else statistic_value(paired.ratios)
     rps_ci = bootstrap_ci(values, how)
     worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
     note = next((t.error for t in trials if t.error), None)
@@ -317,7 +339,8 @@ def _ratio_ci(paired: Paired | None, values: list[float], base_values: list[floa
 
 
 def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]],
-               baseline: str, cells: dict[tuple[object, ...], list[TrialResult]]) -> list[Row]:
+               baseline: str, cells: dict[tuple[object, ...], list[TrialResult]],
+               priors: dict[tuple[object, ...], Prior]) -> list[Row]:
     """Tie groups per cell from each row's per-round ratio to the baseline (paired methods only).
 
     Neighbours in the ranking are compared by their own paired ratio, round by round, not by
@@ -341,6 +364,6 @@ def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], lis
             else:
                 items.append((row.label, list(paired_to_baseline(groups[(row.label, cell)], base, row.label,
                                                                  cells[cell]).ratios)))
-        groups_of = dict(rank_with_ties(items))
+        groups_of = dict(rank_with_ties(items, prior=priors.get(cell, NO_PRIOR)))
         out += [replace(r, tie_group=groups_of.get(r.label)) for r in cell_rows]
     return out

@@ -122,9 +122,14 @@ def _bounds(ci: tuple[float, float] | None, spec: str) -> str:
     return "-" if ci is None else f"{format(ci[0], spec)}-{format(ci[1], spec)}"
 
 
-def _beside(value: str, ci: tuple[float, float] | None, spec: str) -> str:
-    bounds = interval(ci, spec)
+def _beside(value: str, ci: tuple[float, float] | None, spec: str, note: str | None = None) -> str:
+    bounds = interval(ci, spec) or (f"({note})" if note else "")
     return f"{value} {bounds}" if bounds else value
+
+
+def _ratio_bounds(row: Row) -> str:
+    """The ratio's interval, or why it has none ('needs 2 launches'), never a range it cannot support."""
+    return row.interval_note if row.ratio_ci is None and row.interval_note else _bounds(row.ratio_ci, ".3f")
 
 
 def _framework(row: Row) -> str:
@@ -193,11 +198,11 @@ COLUMNS: tuple[Column, ...] = (
            lambda r, t: _bounds(r.rps_ci, ",.0f"), {_T: Look()}, when=_restart),
     Column("ratio", "Ratio", lambda r: r.ratio, _fmt(lambda r: r.ratio, ".2f"),
            {_T: Look(text=lambda r, t: num(r.ratio, ".3f" if t.paired else ".2f")),
-            _M: Look("Ratio [95% CI]", lambda r, t: _beside(num(r.ratio, ".2f"), r.ratio_ci, ".2f")),
-            _H: Look(detail=lambda r: interval(r.ratio_ci, ".2f"))},
+            _M: Look("Ratio [95% CI]", lambda r, t: _beside(num(r.ratio, ".2f"), r.ratio_ci, ".2f", r.interval_note)),
+            _H: Look(detail=lambda r: interval(r.ratio_ci, ".2f") or (r.interval_note or ""))},
            hint="req/s relative to the baseline in the same cell, with its 95% interval"),
     Column("ratio_ci", "Ratio 95% CI", lambda r: None if r.ratio_ci is None else r.ratio_ci[0],
-           lambda r, t: _bounds(r.ratio_ci, ".3f"), {_T: Look()}, when=_paired),
+           lambda r, t: _ratio_bounds(r), {_T: Look()}, when=_paired),
     Column("tie", "Tie", lambda r: r.tie_group, _tie, _ALL, Align.CENTER, when=_paired,
            hint="rows with the same number are tied: the interval of their own paired ratio holds 1"),
     Column("cpu_ratio", "CPU/req ratio", lambda r: r.cpu_ratio, _fmt(lambda r: r.cpu_ratio, ".3f"), {_T: Look()},

@@ -1,0 +1,198 @@
+"""Intervals over launches, each stack's spread moderated by its table's other stacks.
+
+A stack's ratio to the baseline is estimated from its launch means: the mean log ratio of the
+rounds of each launch. Launch means are independent whatever the launch and round variances
+are (a launch's effect, its rounds' noise), so the mean of L of them with Student's t on L - 1
+degrees of freedom is exact for normal noise at every shape with two launches or more. Its
+weakness is the spread on few launches: two launches give one degree of freedom (t = 12.7).
+
+The stacks of one table ran in the same launches on the same machine, so their spreads are
+draws from a common distribution. Smyth's moderated variance (2004, limma's eBayes) estimates
+that distribution from the table itself, a scaled inverse chi-square with d0 degrees of
+freedom around s0^2, and gives each stack (d0 s0^2 + d s^2) / (d0 + d) on d0 + d degrees of
+freedom. d0 comes out large where the stacks' spreads are alike beyond what chance explains,
+and small (nothing borrowed) where they differ: a noisy stack keeps its own spread. d0 is capped
+at the degrees of freedom the table's spreads hold together, which is what full pooling of
+alike spreads would give. The coverage this gives at every shape the harness produces is
+measured by simulation (analyze/coverage.py, scripts/coverage, docs/method.md), not argued.
+
+Everything works on arrays whose last two axes are (launch, round), NaN for a missing window,
+so the simulator and the report run the same code.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import digamma, fdtri, polygamma, stdtrit
+
+_Array = np.ndarray[Any, Any]
+
+MIN_STACKS_TO_POOL = 3
+"""Spreads needed to estimate their distribution; fewer lend nothing (chosen by the coverage grid)."""
+
+
+OUTLYING = 0.99
+"""A stack's own spread above this quantile of the table's distribution is its own."""
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The table's distribution of launch-mean variances: s0^2 on d0 degrees of freedom."""
+
+    variance: float
+    df: float
+    """0: nothing borrowed."""
+    stacks: int
+    """How many spreads it was estimated from."""
+
+
+NO_PRIOR = Prior(0.0, 0.0, 0)
+
+
+def launch_means(logs: _Array) -> _Array:
+    """(..., launch, round) -> (..., launch): each launch's mean; NaN for a launch with no round."""
+    with np.errstate(invalid="ignore"):
+        counts = np.sum(~np.isnan(logs), axis=-1)
+        sums = np.nansum(logs, axis=-1)
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def spreads(means: _Array) -> tuple[_Array, _Array]:
+    """(..., launch) -> the variance of the launch means (ddof 1) and its degrees of freedom."""
+    present = ~np.isnan(means)
+    n = np.sum(present, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = np.nansum(means, axis=-1) / np.maximum(n, 1)
+        squares = np.nansum((means - centre[..., None]) ** 2, axis=-1)
+        variance = np.where(n >= 2, squares / np.maximum(n - 1, 1), np.nan)
+    return variance, np.maximum(n - 1, 0)
+
+
+def trigamma_inverse(x: _Array) -> _Array:
+    """y with trigamma(y) = x, by Newton's method from Smyth's starting point (limma)."""
+    x = np.asarray(x, dtype=float)
+    y = 0.5 + 1.0 / x
+    for _ in range(60):
+        tri = polygamma(1, y)
+        step = tri * (1.0 - tri / x) / polygamma(2, y)
+        y = y + step
+        if np.all(-step / y < 1e-8):
+            break
+    out: _Array = np.where(x > 1e7, 1.0 / np.sqrt(x), np.where(x < 1e-6, 1.0 / x, y))
+    return out
+
+
+def estimate_priors(variances: _Array, dfs: _Array) -> tuple[_Array, _Array, _Array]:
+    """Per table (the last axis holds its stacks): s0^2, d0 and the count of spreads used.
+
+    Spreads with no degrees of freedom or no variance are left out; below MIN_STACKS_TO_POOL
+    usable spreads a table borrows nothing (d0 = 0).
+    """
+    usable = (dfs > 0) & np.isfinite(variances) & (variances > 0)
+    count = np.sum(usable, axis=-1)
+    d = np.where(usable, dfs, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.where(usable, np.log(np.where(usable, variances, 1.0)) - digamma(d / 2.0) + np.log(d / 2.0), 0.0)
+        e_mean = np.sum(e, axis=-1) / np.maximum(count, 1)
+        spread_e = np.sum(np.where(usable, (e - e_mean[..., None]) ** 2, 0.0), axis=-1) / np.maximum(count - 1, 1)
+        excess = spread_e - np.sum(np.where(usable, polygamma(1, d / 2.0), 0.0), axis=-1) / np.maximum(count, 1)
+        d0 = np.where(excess > 0, 2.0 * trigamma_inverse(np.where(excess > 0, excess, 1.0)), np.inf)
+        d0 = np.minimum(d0, np.sum(np.where(usable, dfs, 0), axis=-1))
+        s0 = np.exp(e_mean + digamma(d0 / 2.0) - np.log(d0 / 2.0))
+    pooled = count >= MIN_STACKS_TO_POOL
+    return np.where(pooled, s0, 0.0), np.where(pooled, d0, 0.0), count
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Arrays of log centres, standard errors, degrees of freedom and half-widths (NaN: none)."""
+
+    centre: _Array
+    se: _Array
+    df: _Array
+    half: _Array
+    launches: _Array
+    rounds: _Array
+
+
+def launch_intervals(logs: _Array, prior_variance: _Array | float = 0.0, prior_df: _Array | float = 0.0,
+                     confidence: float = 0.95) -> Bounds:
+    """Moderated t intervals of the mean of launch means, for arrays (..., launch, round).
+
+    prior_* broadcast against the leading axes. A stack with one launch gets an interval only
+    from a prior (the others' spreads); with none its half-width is NaN.
+    """
+    means = launch_means(logs)
+    variance, d = spreads(means)
+    n = np.sum(~np.isnan(means), axis=-1)
+    pv = np.broadcast_to(np.asarray(prior_variance, dtype=float), variance.shape)
+    pd = np.broadcast_to(np.asarray(prior_df, dtype=float), variance.shape)
+    own = np.where(d > 0, variance, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total_df = pd + d
+        finite_prior = np.isfinite(pd)
+        moderated = np.where(finite_prior, (np.where(pd > 0, pd * pv, 0.0) + d * own) / total_df, pv)
+        se = np.sqrt(moderated / n)
+        centre = np.nansum(means, axis=-1) / np.maximum(n, 1)
+        quantile = stdtrit(np.where(total_df > 0, total_df, 1.0), 0.5 + confidence / 2.0)
+        half = np.where((total_df > 0) & (n > 0), quantile * se, np.nan)
+    return Bounds(centre=np.where(n > 0, centre, np.nan), se=se, df=total_df, half=half, launches=n,
+                  rounds=np.sum(~np.isnan(logs), axis=(-2, -1)))
+
+
+def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds, _Array, _Array]:
+    """Intervals for a table (..., stack, launch, round) of ratios to one baseline.
+
+    Every ratio shares the baseline's launch means, so the stacks' spreads are not independent
+    draws: pooling them would count the baseline's part once per stack although the run holds
+    it on launches - 1 degrees of freedom only. So each launch mean is split into the table's
+    common part (the launch's mean over stacks: the baseline's deviation, mostly) and the
+    stack's own part (the rest). The own parts are moderated across stacks; the common part
+    keeps its launches - 1 degrees of freedom; the two add up, on Satterthwaite's degrees of
+    freedom. Below MIN_STACKS_TO_POOL ratios each stack keeps its own spread (exact t).
+    """
+    means = launch_means(logs)
+    stacks = np.sum(np.any(~np.isnan(means), axis=-1), axis=-1)
+    with np.errstate(invalid="ignore"):
+        common = np.nanmean(means, axis=-2)
+    own = means - common[..., None, :]
+    own_variance, own_df = spreads(own)
+    g = np.maximum(stacks, 2)[..., None]
+    own_variance = own_variance * g / (g - 1)
+    s0, d0, _ = estimate_priors(own_variance, own_df)
+    plain = launch_intervals(logs, 0.0, 0.0, confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total_own_df = own_df + d0[..., None]
+        moderated = (d0[..., None] * s0[..., None] + own_df * np.where(own_df > 0, own_variance, 0.0)) \
+            / np.where(total_own_df > 0, total_own_df, 1.0)
+        common_variance, common_df = spreads(common)
+        n = plain.launches
+        own_se2, common_se2 = moderated / n, common_variance[..., None] / n
+        se2 = own_se2 + common_se2
+        df = se2 ** 2 / (own_se2 ** 2 / np.where(total_own_df > 0, total_own_df, np.inf)
+                         + common_se2 ** 2 / np.maximum(common_df, 1)[..., None])
+        # A spread improbably large for the table's distribution (a misbehaving stack) is not
+        # pulled toward the others: it keeps its own launches' t (Smyth's robust variant, simply).
+        ceiling = s0[..., None] * fdtri(np.maximum(own_df, 1), np.where(d0 > 0, d0, 1.0)[..., None], OUTLYING)
+        outlying = (own_df > 0) & (own_variance > ceiling)
+        pooled = (stacks >= MIN_STACKS_TO_POOL)[..., None] & (n >= 2) & (d0[..., None] > 0) & ~outlying
+        quantile = stdtrit(np.where(df > 0, df, 1.0), 0.5 + confidence / 2.0)
+        half = np.where(pooled, quantile * np.sqrt(se2), plain.half)
+    bounds = Bounds(centre=plain.centre, se=np.where(pooled, np.sqrt(se2), plain.se),
+                    df=np.where(pooled, df, plain.df), half=half, launches=plain.launches, rounds=plain.rounds)
+    return bounds, s0, d0
+
+
+def needs(launches: int, prior_df: float) -> str | None:
+    """Why there is no interval, in the table's words; None when there is one."""
+    if launches >= 2 or (launches == 1 and prior_df > 0):
+        return None
+    return "needs 2 launches" if launches == 1 else "no rounds"
+
+
+def t_quantile(df: float, confidence: float = 0.95) -> float:
+    return float(stdtrit(df, 0.5 + confidence / 2.0)) if math.isfinite(df) else float(stdtrit(1e9, 0.5 + confidence / 2.0))

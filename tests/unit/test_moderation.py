@@ -1,0 +1,101 @@
+"""Intervals over launches, moderated across a table's stacks, against answers known by hand and
+by simulation (the full grid is scripts/coverage; these cells keep CI fast)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import t as student
+
+from pywebbench.analyze.coverage import Noise, Shape, simulate_cell, simulate_logs
+from pywebbench.analyze.moderation import estimate_priors, launch_intervals, moderated_intervals, needs
+from pywebbench.analyze.paired import Observation, ratio_interval, table_intervals, why_no_interval
+
+
+def _obs(launch_rounds: list[list[float]]) -> list[Observation]:
+    return [Observation(l, r, v) for l, rounds in enumerate(launch_rounds) for r, v in enumerate(rounds)]
+
+
+def test_three_launch_means_give_students_t_on_two_degrees_of_freedom() -> None:
+    # Launch means of the logs: 0.0, 0.1, 0.2 (each launch's two rounds average to it).
+    logs = [[-0.05, 0.05], [0.05, 0.15], [0.25, 0.15]]
+    interval = ratio_interval(_obs([[math.exp(v) for v in launch] for launch in logs]))
+    assert interval is not None
+    se = 0.1 / math.sqrt(3)
+    assert interval.center == pytest.approx(math.exp(0.1))
+    assert interval.se_log == pytest.approx(se)
+    assert interval.df == pytest.approx(2.0)
+    assert math.log(interval.high) - 0.1 == pytest.approx(student.ppf(0.975, 2) * se)
+    assert (interval.n_launches, interval.n_rounds) == (3, 6)
+
+
+def test_one_launch_gives_no_interval_and_says_why() -> None:
+    ratios = _obs([[1.0, 1.1, 0.9, 1.05]])
+    assert ratio_interval(ratios) is None
+    assert why_no_interval(ratios) == "needs 2 launches"
+    assert needs(0, 0.0) == "no rounds"
+
+
+def test_two_rounds_in_two_launches_are_not_a_min_max_range() -> None:
+    """The old bootstrap of two values gave [min, max]; one degree of freedom gives t = 12.7."""
+    interval = ratio_interval(_obs([[1.0], [1.2]]))
+    assert interval is not None
+    spread = abs(math.log(1.2)) / 2  # se of the mean of two launch means
+    assert math.log(interval.high / interval.center) == pytest.approx(12.706 * spread, rel=1e-3)
+    assert interval.low < 1.0 and interval.high > 1.2
+
+
+def test_a_table_lends_degrees_of_freedom_to_each_stack_and_keeps_a_noisy_one_wide() -> None:
+    rng = np.random.default_rng(3)
+    sets: dict[str, list[Observation]] = {}
+    for s in range(14):
+        sd = 0.25 if s == 0 else 0.03
+        sets[f"s{s}"] = [Observation(l, r, math.exp(rng.normal(0.0, sd))) for l in range(2) for r in range(3)]
+    moderated, prior = table_intervals(sets)
+    plain = {label: ratio_interval(obs) for label, obs in sets.items()}
+    assert prior.df > 0
+    quiet = [label for label in sets if label != "s0"]
+    assert all(moderated[label].df > 1.0 for label in quiet)  # type: ignore[union-attr]
+    narrower = sum(moderated[label].half_width < plain[label].half_width for label in quiet)  # type: ignore[union-attr]
+    assert narrower >= 10
+    assert moderated["s0"].half_width > max(moderated[label].half_width for label in quiet)  # type: ignore[union-attr]
+
+
+def test_alike_spreads_lend_all_their_degrees_of_freedom_unlike_ones_few() -> None:
+    alike = np.full(20, 0.01)
+    _, d0, _ = estimate_priors(alike, np.full(20, 2))
+    assert float(d0) == pytest.approx(40.0)  # capped at what the table holds
+    unlike = np.geomspace(1e-5, 1.0, 20)
+    _, d0_unlike, _ = estimate_priors(unlike, np.full(20, 2))
+    assert float(d0_unlike) < 2.0
+    _, few, _ = estimate_priors(alike[:2], np.full(2, 2))
+    assert float(few) == 0.0  # two spreads say nothing about their distribution
+
+
+def test_the_baseline_share_keeps_its_own_degrees_of_freedom() -> None:
+    """Ratios to one baseline share its launch means: 130 stacks do not make that share known."""
+    rng = np.random.default_rng(0)
+    logs, _ = simulate_logs(Shape(2, 3, 130), Noise(stack_spread=0.0, noisy_share=0.0), 1, rng)
+    bounds, _, _ = moderated_intervals(logs)
+    assert float(np.median(bounds.df)) < 60  # not the 129 x 1 a naive pool would claim
+
+
+@pytest.mark.parametrize("shape", [Shape(2, 3, 2), Shape(2, 3, 14), Shape(3, 1, 5), Shape(4, 3, 26),
+                                   Shape(6, 5, 3), Shape(12, 1, 130)], ids=str)
+def test_coverage_of_a_nominal_95_percent_interval_is_between_93_and_97(shape: Shape) -> None:
+    cell = simulate_cell(shape, Noise(), seed=shape.launches * 100 + shape.rounds * 10 + shape.stacks)
+    assert cell.coverage is not None
+    assert 0.93 <= cell.coverage <= 0.97, cell
+
+
+def test_one_launch_cells_print_no_interval() -> None:
+    cell = simulate_cell(Shape(1, 5, 14), Noise(), runs=20)
+    assert cell.intervals == 0 and cell.without == 20 * 13
+
+
+def test_launch_intervals_broadcast_a_prior_to_a_one_launch_stack() -> None:
+    logs = np.log(np.asarray([[[1.0, 1.1, 0.9]]]))
+    lent = launch_intervals(logs, 0.01, 10.0)
+    assert math.isfinite(float(lent.half[0])) and float(lent.df[0]) == pytest.approx(10.0)
