@@ -20,14 +20,20 @@ from pywebbench.analyze.paired import (
     why_no_interval,
 )
 from pywebbench.analyze.moderation import NO_PRIOR, Prior
+from pywebbench.measure.checks import neighbours_busy
 from pywebbench.results.model import TrialResult
 
 
+def counted(trial: TrialResult) -> bool:
+    """A window that enters the ratios: valid, and not shaped by the run's other servers' backlog."""
+    return trial.valid and not neighbours_busy(trial)
+
+
 def observations(trials: list[TrialResult], value: Callable[[TrialResult], float | None]) -> list[Observation]:
-    """Valid windows as (launch, round, value)."""
+    """Counted windows as (launch, round, value)."""
     found = []
     for t in trials:
-        if not t.valid:
+        if not counted(t):
             continue
         v = value(t)
         if v is not None and v > 0:
@@ -98,7 +104,7 @@ def pair_sides(trials: Sequence[TrialResult], value: Callable[[TrialResult], flo
     """Valid duet windows as sides of their pair."""
     found = []
     for t in trials:
-        v = value(t) if t.valid else None
+        v = value(t) if counted(t) else None
         if v is not None and v > 0:
             found.append(PairSide(t.spec.launch or t.spec.round, t.spec.round, t.spec.label, t.spec.partner, v))
     return found

@@ -25,10 +25,11 @@ class Check(StrEnum):
     RATE_NOT_REACHED = "rate-not-reached"
     CPU_OVERLAP = "cpu-overlap"
     INSTRUMENT = "instrument-failed"
+    BUSY_NEIGHBOURS = "busy-neighbours"
 
 
 RECOMPUTED = frozenset({Check.GENERATOR_SATURATED, Check.NEAR_CEILING, Check.ERRORS, Check.LITTLES_LAW,
-                        Check.BUSY_MACHINE, Check.RATE_NOT_REACHED, Check.CPU_OVERLAP})
+                        Check.BUSY_MACHINE, Check.RATE_NOT_REACHED, Check.CPU_OVERLAP, Check.BUSY_NEIGHBOURS})
 """Checks decided from a trial's stored figures alone, so reports can re-derive them."""
 
 ADVICE: dict[Check, str] = {
@@ -50,6 +51,9 @@ ADVICE: dict[Check, str] = {
                             "read the latency-vs-rate curve below this rate",
     Check.CPU_OVERLAP: "the load generator and the stack shared CPUs, so the figure includes their contest for "
                        "them: give them disjoint --stack-cpus and --loadgen-cpus where the machine has 2 CPUs or more",
+    Check.BUSY_NEIGHBOURS: "the run's other live servers used CPU during the window (a backlog an earlier window "
+                           "left, still draining), so they shaped this number; the window was measured again "
+                           "after they were idle, and a window still flagged is left out of the ratios",
     Check.INSTRUMENT: "a measurement beside the window failed (the generator ceiling, the #DB sampler, the "
                       "keep-alive probe), so what it feeds is missing for this trial, not zero: read the cause",
 }
@@ -85,6 +89,10 @@ class Thresholds:
     spread: float = 0.10
     """Largest acceptable half-width of the 95% interval, as a fraction of the aggregate."""
     rate_reached: float = 0.95
+    busy_neighbours_percent: float = 10.0
+    """Percent of one core the run's other live servers may use together during a window. Idle
+    servers cost well under 1% each (timers, heartbeats); seed 003's windows after a `cpu`
+    window saw them use 29% while the previous stack drained its queue."""
 
 
 DEFAULT = Thresholds()
@@ -120,12 +128,27 @@ def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thre
     other = trial.usage("other")
     if other is not None and other.cpu_percent > thresholds.busy_other_percent:
         found.append(f"{Check.BUSY_MACHINE}: other processes used {other.cpu_percent:.0f}% of a core")
+    if neighbours_busy(trial, thresholds):
+        neighbours = trial.usage(IDLE_APPS)
+        assert neighbours is not None
+        found.append(f"{Check.BUSY_NEIGHBOURS}: the other live servers used {neighbours.cpu_percent:.0f}% of a "
+                     f"core ({neighbours.cpu_s:.2f} s in the {neighbours.window_s:.1f} s window)")
     shared = sorted(set(trial.spec.stack_cpus) & set(trial.spec.loadgen_cpus))
     if shared:
         found.append(f"{Check.CPU_OVERLAP}: stack and generator both ran on CPU {','.join(map(str, shared))}")
     if load.rate and load.rps < thresholds.rate_reached * load.rate:
         found.append(f"{Check.RATE_NOT_REACHED}: {load.rps:,.0f} of {load.rate:,.0f} req/s offered")
     return tuple(found)
+
+
+IDLE_APPS = "idle-apps"
+"""The role under which a window records every other live server of the run, summed."""
+
+
+def neighbours_busy(trial: TrialResult, thresholds: Thresholds = DEFAULT) -> bool:
+    """The run's other live servers used more than their share of CPU during this window."""
+    neighbours = trial.usage(IDLE_APPS)
+    return neighbours is not None and neighbours.cpu_percent > thresholds.busy_neighbours_percent
 
 
 def instrument_check(what: str, problem: str | None) -> tuple[str, ...]:

@@ -60,6 +60,29 @@ def wait_until_idle(cpu_seconds: Callable[[], float], servers: int, *, sample_s:
         before, at = after, then
 
 
+@dataclass(frozen=True)
+class Drained:
+    waited_s: float
+    drained: bool
+    """False: the timeout came first (a connection the server never closes, or a long backlog)."""
+    left: int
+
+
+def wait_until_drained(pending: Callable[[], int], *, timeout_s: float, poll_s: float = 0.05,
+                       clock: Callable[[], float] = time.monotonic,
+                       sleep: Callable[[float], None] = time.sleep) -> Drained:
+    """Poll `pending` (connections queued or held by the servers, measure/backlog.py) until none."""
+    start = clock()
+    while True:
+        left = pending()
+        waited = clock() - start
+        if left == 0:
+            return Drained(waited, True, 0)
+        if waited >= timeout_s:
+            return Drained(waited, False, left)
+        sleep(poll_s)
+
+
 class ServersCpu:
     """The CPU seconds so far of a set of servers: local ones by their process trees in /proc
     (a process first seen counts whole: it started during the sample), remote ones by their

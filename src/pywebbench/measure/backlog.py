@@ -1,0 +1,44 @@
+"""Requests a local server still holds after its window: its accept queue and open connections.
+
+Closing the generator's connections does not empty a server's queue: a sync worker blocked on a
+slow upstream keeps serving, one by one, the requests the window's connections left queued in
+its accept backlog (seed 003: a flask:gunicorn-sync `upstream` window completed 17 requests and
+the same server's next window completed none). Such a backlog waits on I/O, so the servers' CPU
+does not show it; the kernel's socket table does. Every server-side connection on the server's
+port in ESTABLISHED, SYN_RECV or CLOSE_WAIT is a request queued for the server or in its hands:
+the table lists a connection waiting in the accept queue as ESTABLISHED already (the listening
+socket's rx_queue counts the same ones again), and CLOSE_WAIT is one whose client has gone
+while the server has not yet answered and closed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+TABLES = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
+ESTABLISHED, SYN_RECV, CLOSE_WAIT = "01", "03", "08"
+HELD = frozenset({ESTABLISHED, SYN_RECV, CLOSE_WAIT})
+
+
+def pending(ports: Iterable[int], tables: Iterable[Path] = TABLES) -> int:
+    """Connections queued for or held by whatever listens on these local ports."""
+    wanted = {f"{port:04X}" for port in ports}
+    if not wanted:
+        return 0
+    count = 0
+    for table in tables:
+        try:
+            lines = table.read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 5:
+                continue
+            local_port = fields[1].rsplit(":", 1)[-1]
+            if local_port not in wanted:
+                continue
+            if fields[3] in HELD:
+                count += 1
+    return count

@@ -1,0 +1,86 @@
+"""Each window isolated from what earlier windows left behind on the run's live servers.
+
+A stack loaded by many connections keeps working after its window: requests queued in its
+accept backlog drain one by one, on the CPU (a `cpu` window's queue) or waiting on a service (a
+sync worker behind the slow upstream). In seed 003 the windows after a `cpu` window found the
+other servers using 2.9 s of CPU per 10 s window, and the same server's `db` window after its
+`upstream` window completed nothing. So before every window the rounds wait, bounded, until no
+connection is queued at or held by a live server (measure/backlog.py) and the servers' CPU is
+idle (measure/quiesce.py), the wait in the time ledger as *quiet before windows*; each window
+records the other servers' CPU (idle-apps), and one over the busy-neighbours share is measured
+again once, then left out of the ratios if still flagged (analyze/pairing.counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from pywebbench.measure.backlog import pending
+from pywebbench.measure.checks import neighbours_busy
+from pywebbench.measure.quiesce import ServersCpu, wait_until_drained, wait_until_idle
+from pywebbench.measure.window import Live, TimeLedger
+from pywebbench.results.model import TrialResult
+
+WINDOW_QUIET_TIMEOUT_S = 15.0
+"""The longest wait before one window for the run's servers to drain what earlier windows queued."""
+
+
+class Isolation:
+    def __init__(self, ledger: TimeLedger, on_note: Callable[[str], None]) -> None:
+        self.ledger = ledger
+        self.on_note = on_note
+        self.remeasured = 0
+        self.still_busy = 0
+        self._cpu: ServersCpu | None = None
+        self._ports: tuple[int, ...] = ()
+        self._servers = 0
+        self._slow_said = False
+
+    def launched(self, lives: Mapping[str, Live], *, wait: bool) -> None:
+        """A new launch's servers; with `wait`, its boot storm waited out before the first window."""
+        self._cpu = ServersCpu(live.server for live in lives.values()) if lives else None
+        self._servers = len(lives)
+        # Local servers only: a remote one's sockets are in its host's table, not ours.
+        self._ports = tuple({p for live in lives.values() if live.server.group_usage is None
+                             for p in (live.port, live.server.port)})
+        if self._cpu is None or not wait:
+            return
+        quiet = wait_until_idle(self._cpu, self._servers)
+        self.ledger.add("quiet after launch", quiet.waited_s)
+        if not quiet.settled:
+            self.on_note(f"the {self._servers} launched servers still used {quiet.last_share:.2f} CPUs after "
+                         f"{quiet.waited_s:.0f} s; measuring anyway (the first round may show their boot)")
+
+    def before_window(self) -> None:
+        """Wait until every live server, the next one included, has drained what earlier windows
+        queued (closing the generator's connections does not empty a server's accept queue)."""
+        if self._cpu is None:
+            return
+        drained = wait_until_drained(lambda: pending(self._ports), timeout_s=WINDOW_QUIET_TIMEOUT_S)
+        if not drained.drained:
+            # A server that never closes a connection would cost the timeout at every window: its
+            # queue is not waited for again in this launch (the CPU wait and the check still hold).
+            self._ports = ()
+            self.on_note(f"{drained.left} connection(s) still queued or open at the live servers after "
+                         f"{drained.waited_s:.0f} s; not waiting for their queues again in this launch")
+        quiet = wait_until_idle(self._cpu, self._servers, timeout_s=WINDOW_QUIET_TIMEOUT_S)
+        self.ledger.add("quiet before windows", drained.waited_s + quiet.waited_s)
+        if not quiet.settled and not self._slow_said:
+            self._slow_said = True
+            self.on_note(f"the {self._servers} live servers still used {quiet.last_share:.2f} CPUs after "
+                         f"{quiet.waited_s:.0f} s before a window; measuring anyway (busy-neighbours flags it)")
+
+    def measured(self, result: TrialResult, again: Callable[[], TrialResult]) -> None:
+        """A window the other servers' backlog shaped is measured once more after they are idle;
+        the later record replaces it (the same trial id)."""
+        if not neighbours_busy(result):
+            return
+        self.remeasured += 1
+        self.before_window()
+        self.still_busy += neighbours_busy(again())
+
+    def summary(self) -> str | None:
+        if not self.remeasured:
+            return None
+        return (f"{self.remeasured} window(s) measured again: the run's other servers were still busy (a backlog "
+                f"draining); {self.still_busy} still flagged busy-neighbours, left out of the ratios")

@@ -1,0 +1,109 @@
+"""What a budget buys a paired run, said before it starts: rounds, launches, and whether that is
+enough for a 95% interval.
+
+An interval needs two launches: nothing in one launch tells a launch's own effect from the
+stack's (analyze/moderation.py). So a budget that buys fewer than two launches at the asked
+rounds per launch is spent on launches of one round each when that buys two, and the plan
+line says which, or what budget would.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sessions import Plan
+
+SESSION_OVERHEAD_S = 4.0
+"""Server start, readiness and answer checks per session, as seen on this machine."""
+MIN_LAUNCHES = 2
+"""Launches an interval needs (coverage: scripts/coverage, docs/method.md)."""
+WINDOW_OVERHEAD_S = 0.85
+"""Per window beyond its duration and settle: the quiet check before it, the generator's start
+and exit, recording (measured: about 85% of a round's wall time is in windows and settles)."""
+LAUNCH_PER_STACK_S = 4.0
+"""Starting, checking and warming one server, and its share of the quiet wait after a launch."""
+
+
+@dataclass(frozen=True)
+class Affordable:
+    round_s: float
+    launch_s: float
+    rounds: int
+    launches: int
+    rounds_per_launch: int
+
+    @property
+    def enough(self) -> bool:
+        return self.launches >= MIN_LAUNCHES
+
+
+def round_seconds(options: RunOptions, windows_per_round: int) -> float:
+    return windows_per_round * (options.duration_s + options.settle_s + WINDOW_OVERHEAD_S)
+
+
+def affordable(options: RunOptions, windows_per_round: int, stacks: int, rounds_per_launch: int) -> Affordable:
+    """Rounds and launches the budget buys at this many rounds per launch (no budget: the asked rounds)."""
+    round_s = round_seconds(options, windows_per_round)
+    launch_s = stacks * LAUNCH_PER_STACK_S
+    if options.budget_s is None:
+        rounds = options.rounds
+    else:
+        per_launch = launch_s + rounds_per_launch * round_s
+        whole, rest = divmod(options.budget_s, per_launch)
+        rounds = int(whole) * rounds_per_launch + (min(rounds_per_launch, int(max(0.0, rest - launch_s) // round_s))
+                                                  if rest > launch_s else 0)
+        rounds = max(1, rounds)
+    return Affordable(round_s, launch_s, rounds, math.ceil(rounds / rounds_per_launch), rounds_per_launch)
+
+
+def budget_for(options: RunOptions, windows_per_round: int, stacks: int, launches: int, rounds_per_launch: int) -> float:
+    """Seconds that buy `launches` launches of `rounds_per_launch` rounds."""
+    return launches * (stacks * LAUNCH_PER_STACK_S + rounds_per_launch * round_seconds(options, windows_per_round))
+
+
+def fit_to_budget(options: RunOptions, windows_per_round: int, stacks: int) -> tuple[RunOptions, str]:
+    """The options with rounds per launch lowered where that buys an interval, and the plan's line."""
+    asked = affordable(options, windows_per_round, stacks, options.rounds_per_launch)
+    chosen = asked
+    if not asked.enough and options.rounds_per_launch > 1 and options.budget_s is not None:
+        single = affordable(options, windows_per_round, stacks, 1)
+        if single.enough:
+            chosen = single
+            options = replace(options, rounds_per_launch=1)
+    return options, interval_line(options, chosen, asked, windows_per_round, stacks)
+
+
+def interval_line(options: RunOptions, chosen: Affordable, asked: Affordable, windows_per_round: int,
+                  stacks: int) -> str:
+    buys = (f"about {chosen.rounds} round(s) in {chosen.launches} launch(es) of up to {chosen.rounds_per_launch}"
+            + (f" (one round per launch: {asked.rounds_per_launch} per launch would buy {asked.launches})"
+               if chosen is not asked else ""))
+    head = f"intervals: a 95% interval needs {MIN_LAUNCHES} launches; "
+    head += "the budget buys " if options.budget_s is not None else "this run makes "
+    if chosen.enough:
+        return head + buys
+    need = budget_for(options, windows_per_round, stacks, MIN_LAUNCHES, 1)
+    return (head + buys + f": no ratio interval can be printed; --budget {math.ceil(need / 60)}m buys "
+            f"{MIN_LAUNCHES} launches of one round" if options.budget_s is not None
+            else head + buys + f": no ratio interval can be printed; add --repeats {MIN_LAUNCHES * chosen.rounds_per_launch}")
+
+
+def fit_plan_to_budget(options: RunOptions, plan: Plan, points: int) -> tuple[RunOptions, str]:
+    """fit_to_budget for a plan's first round, each sweep point with its share of the budget."""
+    first = [s for s in plan.sessions if s.round == min((x.round for x in plan.sessions), default=1)]
+    stacks = max(1, len({s.label for s in first}))
+    windows = max(1, sum(len(s.trials) for s in first) // max(1, points))
+    if options.method == "duet":
+        windows *= max(1, stacks - 1)  # every pair each round, each side a window of its own
+    share = replace(options, budget_s=options.budget_s / max(1, points)) if options.budget_s else options
+    fitted, line = fit_to_budget(share, windows, stacks)
+    return replace(options, rounds_per_launch=fitted.rounds_per_launch), line
+
+
+def estimate_seconds(plan: Plan, options: RunOptions) -> float:
+    per_trial = options.warmup_s + options.duration_s
+    if options.requests and options.generator == "ab":
+        per_trial = options.warmup_s + 2.0  # a fixed count: its time depends on the stack
+    return len(plan.trials) * (per_trial + 0.5) + len(plan.sessions) * SESSION_OVERHEAD_S

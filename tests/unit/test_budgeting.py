@@ -1,0 +1,32 @@
+"""What a budget buys, said before the run: launches enough for an interval, or what would be."""
+
+from __future__ import annotations
+
+from pywebbench.plan.budgeting import MIN_LAUNCHES, affordable, budget_for, fit_to_budget
+from pywebbench.plan.options import RunOptions
+
+
+def test_a_budget_of_two_rounds_becomes_two_launches_of_one_round() -> None:
+    options = RunOptions(budget_s=270.0, duration_s=4.0, settle_s=0.25, rounds_per_launch=2)
+    # 14 windows a round: about 71 s; a launch of 14 stacks about 56 s: 2 rounds, 1 or 2 launches.
+    asked = affordable(options, 14, 14, 2)
+    assert asked.launches == 1 and not asked.enough
+    fitted, line = fit_to_budget(options, 14, 14)
+    assert fitted.rounds_per_launch == 1
+    assert "2 launch(es)" in line and "one round per launch" in line
+
+
+def test_a_budget_too_small_for_two_launches_says_which_would_do() -> None:
+    options = RunOptions(budget_s=60.0, duration_s=4.0, settle_s=0.25)
+    fitted, line = fit_to_budget(options, 14, 14)
+    assert "no ratio interval can be printed" in line
+    need = budget_for(options, 14, 14, MIN_LAUNCHES, 1)
+    assert f"--budget {int(-(-need // 60))}m" in line
+    assert affordable(fitted, 14, 14, 1).launches < MIN_LAUNCHES
+
+
+def test_without_a_budget_the_asked_rounds_decide() -> None:
+    enough, line = fit_to_budget(RunOptions(repeats=6, rounds_per_launch=2), 3, 3)
+    assert "3 launch(es)" in line and enough.rounds_per_launch == 2
+    _, short = fit_to_budget(RunOptions(repeats=2, rounds_per_launch=2), 3, 3)
+    assert "add --repeats 4" in short

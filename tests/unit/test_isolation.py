@@ -1,0 +1,60 @@
+"""Each window isolated from the previous one's backlog: the socket-table count, the drain wait,
+the busy-neighbours check and its exclusion from the ratios."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import replace
+
+from pywebbench.analyze.pairing import counted
+from pywebbench.measure.backlog import pending
+from pywebbench.measure.checks import IDLE_APPS, neighbours_busy, trial_checks
+from pywebbench.measure.quiesce import wait_until_drained
+from pywebbench.results.model import ResourceUsage
+from support.builders import trial
+
+
+def test_queued_connections_count_until_the_server_takes_and_closes_them() -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    port = server.getsockname()[1]
+    clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+    try:
+        assert pending([port]) == 3  # three in the accept queue, none taken yet
+        taken, _ = server.accept()
+        assert pending([port]) == 3  # two queued, one in the server's hands
+        clients[0].close()
+        assert pending([port]) == 3  # the client left; the server has not closed (CLOSE_WAIT)
+        taken.close()
+        for _ in range(2):
+            conn, _ = server.accept()
+            conn.close()
+        assert pending([port]) == 0
+        assert pending([]) == 0
+    finally:
+        for c in clients:
+            c.close()
+        server.close()
+
+
+def test_the_drain_wait_polls_until_nothing_is_left_or_the_timeout() -> None:
+    clock = [0.0]
+    left = iter([5, 3, 0])
+    done = wait_until_drained(lambda: next(left), timeout_s=10, poll_s=0.5, clock=lambda: clock[0],
+                              sleep=lambda s: clock.__setitem__(0, clock[0] + s))
+    assert done.drained and done.waited_s == 1.0 and done.left == 0
+    stuck = wait_until_drained(lambda: 2, timeout_s=1, poll_s=0.5, clock=lambda: clock[0],
+                               sleep=lambda s: clock.__setitem__(0, clock[0] + s))
+    assert not stuck.drained and stuck.left == 2 and stuck.waited_s >= 1
+
+
+def test_a_window_whose_neighbours_drained_a_backlog_is_flagged_and_left_out_of_the_ratios() -> None:
+    quiet = trial("flask:gunicorn-sync", 1000.0)
+    busy = replace(quiet, resources=quiet.resources + (ResourceUsage(IDLE_APPS, 2.9, 300.0, 12, 10.0),))
+    calm = replace(quiet, resources=quiet.resources + (ResourceUsage(IDLE_APPS, 0.15, 300.0, 12, 10.0),))
+    assert neighbours_busy(busy) and not neighbours_busy(calm) and not neighbours_busy(quiet)
+    found = [c for c in trial_checks(busy, None) if c.startswith("busy-neighbours")]
+    assert found and "29%" in found[0]
+    assert not [c for c in trial_checks(calm, None) if c.startswith("busy-neighbours")]
+    assert counted(calm) and not counted(busy)
