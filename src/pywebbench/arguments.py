@@ -12,6 +12,7 @@ from pywebbench import __version__
 from pywebbench.analyze.calibrate import DEFAULT_SLOWDOWN
 from pywebbench.catalog.model import DB_KINDS
 from pywebbench.errors import UserError
+from pywebbench.measure.answers import parse_path
 from pywebbench.plan.options import AGGREGATIONS, GENERATOR_NAMES, METHODS, TOPOLOGIES, parse_cpu_list, parse_duration
 from pywebbench.plan.sweep import Knob, parse_values
 from pywebbench.report.formats import FORMATS
@@ -142,6 +143,14 @@ def _status(text: str) -> int:
     return int(text)
 
 
+def _field_path(text: str) -> str:
+    try:
+        parse_path(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a field path such as 'rows[*].elapsed' or 'headers.Date': {exc}") from None
+    return text.strip()
+
+
 def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     p_app = sub.add_parser("app", help="benchmark your own WSGI or ASGI app across servers", epilog=EXIT_CODES,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -168,6 +177,9 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     p_app.add_argument("--requests-file", type=Path, metavar="FILE", help="requests, one per line")
     p_app.add_argument("--expect", type=_status, default=200, help="the status every request must get (200)")
     p_app.add_argument("--expect-body", metavar="SUBSTRING", help="a text every answer must contain")
+    p_app.add_argument("--ignore-field", action="append", dest="ignore_fields", default=[], type=_field_path,
+                       metavar="PATH", help="where servers' answers may differ (repeatable): a JSON path into the body "
+                       "('query_ms', 'rows[*].elapsed', 'meta.timing') or a header ('headers.Date')")
     p_app.add_argument("--tune", action="store_true", help="search each server's workers x threads (bounded by "
                        "this machine's CPUs and memory); a ranked table with ties and the command to deploy the best")
     p_app.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the highest offered rate (open loop, oha; one "

@@ -66,7 +66,7 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
     slo = _check_tune_flags(args)
     prepared = _prepare(args, catalog, note, slo)
     variants = tuple(Variant(Stack(app_framework(prepared.app, prepared.interface), s)) for s in prepared.servers)
-    workload = app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres)
+    workload = app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres, args.ignore_fields)
     catalog = replace(catalog, workloads=(workload,))
     flags: dict[str, Any] = {name: getattr(args, name) for name in _RUN_FLAGS}
     flags.update(stacks=tuple(v.stack.id for v in variants), workloads=(workload.name,),
@@ -176,7 +176,7 @@ def _described(args: argparse.Namespace, prepared: _Prepared, notes: list[str]) 
     return {"target": app.target, "interface": prepared.interface.value, "forced": prepared.forced,
             "factory": app.factory, "requirements": list(app.requirements), "env_keys": sorted(k for k, _ in app.env),
             "setup": args.setup, "requests": [f"{r.label} weight={r.weight}" for r in prepared.requests],
-            "notes": notes}
+            "ignore_fields": list(args.ignore_fields), "notes": notes}
 
 
 def _env_hook(args: argparse.Namespace, app: AppTarget, run_dir: Path) -> Callable[[Backing], EnvProvider]:

@@ -256,7 +256,7 @@ def test_a_server_whose_answer_differs_from_the_others_is_reported(plain_app: Pa
                       "--server", "waitress", "--server", "granian", *SHORT, "--out", str(tmp_path / "run"))
     assert done.returncode in (0, 1), done.stderr[-3000:]
     assert ("app:gunicorn-sync answers app GET / differently from app:granian-wsgi, app:waitress: "
-            "b'hello from gunicorn' (19 bytes) instead of b'hello' (5 bytes)") in done.stderr
+            "byte 5: 'hello from gunicorn' != 'hello' (19 and 5 bytes)") in done.stderr
     assert done.stderr.count("answers app GET / differently") == 1
 
 

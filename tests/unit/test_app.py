@@ -270,11 +270,11 @@ def test_an_app_that_does_not_import_or_is_neither_is_one_line(app_dir: Path, ta
 
 
 def test_a_server_whose_body_differs_from_the_majority_is_named() -> None:
-    from pywebbench.measure.verify import odd_answers
-    same = {"a": {"app GET /": b"x"}, "b": {"app GET /": b"x"}}
+    from pywebbench.measure.answers import Reply, odd_answers
+    same = {"a": {"app GET /": Reply(b"x")}, "b": {"app GET /": Reply(b"x")}}
     assert odd_answers(same) == []
-    lines = odd_answers({**same, "c": {"app GET /": b"yy"}})
-    assert lines == ["c answers app GET / differently from a, b: b'yy' (2 bytes) instead of b'x' (1 bytes)"]
+    lines = [o.line for o in odd_answers({**same, "c": {"app GET /": Reply(b"yy")}})]
+    assert lines == ["c answers app GET / differently from a, b: byte 0: 'yy' != 'x' (2 and 1 bytes)"]
 
 
 def test_a_forced_interface_still_needs_the_app_to_import(app_dir: Path) -> None:

@@ -72,6 +72,8 @@ class Workload:
     """A person's own traffic mix (the `app` command); () = GET `path`, as the built-in workloads."""
     expect_status: int = 200
     """The status every answer must have (`--expect`); media_type "" accepts any content type."""
+    ignore_fields: tuple[str, ...] = ()
+    """Where answers of a traffic mix may differ across servers (`--ignore-field`: JSON paths, headers)."""
 
 
 def _same(expected: bytes | None, body: bytes, what: str) -> str | None:

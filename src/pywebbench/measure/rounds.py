@@ -25,7 +25,7 @@ from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
 from pywebbench.measure.runner import Runner
 from pywebbench.measure.quiesce import ServersCpu, wait_until_idle
-from pywebbench.measure.verify import odd_answers
+from pywebbench.measure.answers import odd_answers
 from pywebbench.measure.window import LaunchFailed, Live, died_during, load_failed, now
 from pywebbench.services.backing import PeakSampler
 from pywebbench.services.remote_db import RemotePeak
@@ -90,7 +90,7 @@ class Rounds:
         self.rng = random.Random(seed)
         self.on_note = on_note
         self.launches = 0
-        self._odd_seen: set[str] = set()
+        self._odd_seen: set[tuple[str, str]] = set()
         self._round_seconds: list[float] = []
         self._launch_seconds: list[float] = []
 
@@ -170,10 +170,10 @@ class Rounds:
             except LaunchFailed as failed:
                 failures[session.label] = failed
                 self.on_note(f"{session.label} did not start: {failed.error.splitlines()[0]}")
-        for line in odd_answers({label: live.answers for label, live in lives.items()}):
-            if line not in self._odd_seen:  # said once, not at every launch
-                self._odd_seen.add(line)
-                self.on_note(line)
+        for odd in odd_answers({label: live.answers for label, live in lives.items()}):
+            if (odd.label, odd.request) not in self._odd_seen:  # said once per server and request, not at every launch
+                self._odd_seen.add((odd.label, odd.request))
+                self.on_note(odd.line)
         for session in order:
             live = lives.get(session.label)
             if live is None:

@@ -28,6 +28,7 @@ from pywebbench.measure.launchers import RunningServer, app_role, launcher_for, 
 from pywebbench.measure.placement import Placement
 from pywebbench.measure.overlap import allowed_in_flight, overlap_problem
 from pywebbench.measure.settle import settle_load
+from pywebbench.measure.answers import Reply
 from pywebbench.measure.verify import NotReady, keeps_alive, verify_endpoint, wait_ready
 from pywebbench.measure.window import LaunchFailed, Live, TimeLedger, WindowMeasurer, now
 from pywebbench.plan.sessions import Plan, Session
@@ -282,8 +283,10 @@ class Runner(WindowMeasurer):
         base_expected = self.expected
         expected = {t.workload: replace(base_expected, cpu_size=t.cpu_size or base_expected.cpu_size)
                     for t in session.trials}
-        answers: dict[str, bytes] = {}
-        problems = {w.name: verify_endpoint(host, port, w, expected[w.name], answers) for w in session.workloads}
+        answers: dict[str, Reply] = {}
+        listens = (server.host, server.port)  # behind nginx or a link the app may see this one instead
+        problems = {w.name: verify_endpoint(host, port, w, expected[w.name], answers, listens)
+                    for w in session.workloads}
         keepalive, probe_problem = keeps_alive(host, port, session.workloads[0].path)
         claims_async = session.stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
         overlap: dict[str, str | None] = {}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import http.client
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pywebbench.catalog.workloads import Expected, HttpRequest, Workload
+from pywebbench.measure.answers import Reply
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,7 @@ class Answer:
     media_type: str
     body: bytes
     will_close: bool
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def fetch(host: str, port: int, path: str, timeout_s: float = 5.0, *, method: str = "GET", body: bytes = b"",
@@ -26,7 +28,7 @@ def fetch(host: str, port: int, path: str, timeout_s: float = 5.0, *, method: st
         resp = conn.getresponse()
         body = resp.read()
         media = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
-        return Answer(resp.status, media, body, resp.will_close)
+        return Answer(resp.status, media, body, resp.will_close, tuple(resp.getheaders()))
     finally:
         conn.close()
 
@@ -69,12 +71,16 @@ def check_answer(workload: Workload, answer: Answer, expected: Expected) -> str 
 
 
 def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected = Expected(),
-                    answers: dict[str, bytes] | None = None) -> str | None:
-    """None when every answer is right, else the first wrong one; a traffic mix's right bodies
-    go into `answers` (by request), to be compared across servers (`odd_answers`)."""
+                    answers: dict[str, Reply] | None = None, listens: tuple[str, int] | None = None) -> str | None:
+    """None when every answer is right, else the first wrong one; a traffic mix's right answers
+    go into `answers` (by request), to be compared across servers (answers.odd_answers). The
+    host:port asked and the one the server listens on (`listens`, behind a proxy) may be echoed
+    in them: the comparison reads them as placeholders."""
     if workload.requests:
         found = answers if answers is not None else {}
-        return next(filter(None, (_verify_request(host, port, workload, r, expected, found)
+        origins = tuple(dict.fromkeys(form for h, p in ((host, port), listens or (host, port))
+                                      for form in (f"{h}:{p}", str(p))))
+        return next(filter(None, (_verify_request(host, port, workload, r, expected, found, origins)
                                   for r in workload.requests)), None)
     try:
         return check_answer(workload, fetch(host, port, workload.path), expected)
@@ -83,7 +89,7 @@ def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected
 
 
 def _verify_request(host: str, port: int, workload: Workload, request: HttpRequest, expected: Expected,
-                    answers: dict[str, bytes]) -> str | None:
+                    answers: dict[str, Reply], origins: tuple[str, ...]) -> str | None:
     """One request of a person's traffic mix: its status, then the workload's body check."""
     try:
         answer = fetch(host, port, request.path, method=request.method, body=request.body, headers=request.headers)
@@ -94,29 +100,8 @@ def _verify_request(host: str, port: int, workload: Workload, request: HttpReque
     problem = workload.check(answer.body, expected)
     if problem:
         return f"{request.label}: {problem}"
-    answers[f"{workload.name} {request.label}"] = answer.body
+    answers[f"{workload.name} {request.label}"] = Reply(answer.body, answer.headers, origins, workload.ignore_fields)
     return None
-
-
-def odd_answers(answers: Mapping[str, Mapping[str, bytes]]) -> list[str]:
-    """One line per server whose body for a request differs from the others' (the most common
-    body is the reference; with no majority, each differing server is named)."""
-    lines = []
-    keys = sorted({key for bodies in answers.values() for key in bodies})
-    for key in keys:
-        groups: dict[bytes, list[str]] = {}
-        for label, bodies in sorted(answers.items()):
-            if key in bodies:
-                groups.setdefault(bodies[key], []).append(label)
-        if len(groups) < 2:
-            continue
-        ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))
-        reference, usual = ranked[0]
-        for body, labels in ranked[1:]:
-            for label in labels:
-                lines.append(f"{label} answers {key} differently from {', '.join(usual)}: {body[:60]!r} "
-                             f"({len(body)} bytes) instead of {reference[:60]!r} ({len(reference)} bytes)")
-    return lines
 
 
 def keeps_alive(host: str, port: int, path: str) -> tuple[bool | None, str | None]:

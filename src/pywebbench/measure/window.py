@@ -18,6 +18,7 @@ from pathlib import Path
 from pywebbench.catalog.workloads import HttpRequest, Needs, Workload
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant, WindowUsage
+from pywebbench.measure.answers import Reply
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
 from pywebbench.measure.checks import instrument_check, trial_checks
 from pywebbench.measure.launchers import HOST, GroupUsage, RunningServer, process_tree, server_gone
@@ -84,8 +85,8 @@ class Live:
     """Its own pgbouncer database entry when several servers are live at once."""
     launch_checks: tuple[str, ...] = ()
     """Checks found at launch that hold for every window of it (a failed keep-alive probe)."""
-    answers: Mapping[str, bytes] = field(default_factory=dict)
-    """A traffic mix's right bodies by request, compared across the live servers (odd_answers)."""
+    answers: Mapping[str, Reply] = field(default_factory=dict)
+    """A traffic mix's right answers by request, compared across the live servers (answers.odd_answers)."""
     host: str = HOST
     """Where the load goes with `port`: loopback, the app host, or the link proxy in front of it."""
 

@@ -151,8 +151,9 @@ def _named(servers: Sequence[ServerVariant], fit: Sequence[ServerVariant], name:
 
 
 def app_workload(requests: Sequence[RequestSpec], expect_status: int, expect_body: str | None,
-                 with_postgres: bool) -> Workload:
-    """The `app` workload: the traffic mix, checked by status and an optional body substring."""
+                 with_postgres: bool, ignore_fields: Sequence[str] = ()) -> Workload:
+    """The `app` workload: the traffic mix, checked by status and an optional body substring;
+    its answers are compared across servers except at `ignore_fields`."""
     needle = expect_body.encode() if expect_body is not None else None
 
     def check(body: bytes, expected: Expected) -> str | None:
@@ -164,4 +165,4 @@ def app_workload(requests: Sequence[RequestSpec], expect_status: int, expect_bod
     described = ", ".join(f"{r.label} x{r.weight}" if len(mix) > 1 else r.label for r in mix)
     return Workload(APP_WORKLOAD, mix[0].path, "", f"your app: {described}", check,
                     frozenset({Needs.DATABASE}) if with_postgres else frozenset(), requests=mix,
-                    expect_status=expect_status)
+                    expect_status=expect_status, ignore_fields=tuple(ignore_fields))
