@@ -16,6 +16,8 @@ from pywebbench.measure.answers import parse_path
 from pywebbench.plan.options import AGGREGATIONS, GENERATOR_NAMES, METHODS, TOPOLOGIES, parse_cpu_list, parse_duration
 from pywebbench.plan.sweep import Knob, parse_values
 from pywebbench.report.formats import FORMATS
+from pywebbench.analyze.history import Figure
+from pywebbench.report.history_view import HISTORY_FORMATS
 
 EXIT_CODES = """exit codes:
   0    every trial valid
@@ -229,6 +231,23 @@ def _add_compare_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> Non
                        "p99 or CPU per request up")
 
 
+def _add_history_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
+    p_history = sub.add_parser("history", help="a performance history over commits (one SQLite file) and where "
+                               "its figures step")
+    actions = p_history.add_subparsers(dest="history_command", required=True)
+    p_append = actions.add_parser("append", help="add a finished run's rows to the history (created if absent)")
+    p_append.add_argument("run_dir", type=Path)
+    p_append.add_argument("--history", type=Path, required=True, metavar="FILE")
+    p_append.add_argument("--commit", metavar="SHA", help="default: HEAD of the git checkout here")
+    p_append.add_argument("--branch", metavar="NAME", help="default: the branch checked out here")
+    p_show = actions.add_parser("show", help="each series over commits, with its change points")
+    p_show.add_argument("history", type=Path, metavar="FILE")
+    p_show.add_argument("--figure", default=Figure.RPS.value, choices=[f.value for f in Figure],
+                        help="rps, ratio (to the baseline), p99 (ms) or cpu (ms per request)")
+    p_show.add_argument("--format", default="terminal", choices=list(HISTORY_FORMATS))
+    p_show.add_argument("-o", "--output", type=Path, help="write to a file instead of stdout")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="pywebbench", description="A benchmark harness for Python web stacks.",
                            epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -276,6 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("-o", "--output", type=Path, help="write to a file instead of stdout")
 
     _add_app_parser(sub)
+    _add_history_parser(sub)
     p_doctor = sub.add_parser("doctor", help="what is installed, what is missing, and how to fix it")
     p_doctor.add_argument("--hosts", type=Path, metavar="HOSTS_TOML",
                           help="check every inventory host over SSH instead of this machine")

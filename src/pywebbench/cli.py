@@ -18,6 +18,10 @@ from pywebbench.analyze.calibrate import (calibrate_report, calibration_variants
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.analyze.compare import compare_results
+from pywebbench.analyze.history import Figure, history_entry, history_view
+from pywebbench.report.history_view import HISTORY_FORMATS
+from pywebbench.results.history import append_entry, read_history
+from pywebbench.stage.gitref import resolve_ref
 from pywebbench.stage.doctor import check
 from pywebbench.stage.hostcheck import check_inventory, require_ready
 from pywebbench.plan.hosts import load_inventory
@@ -268,6 +272,29 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    """history append: a finished run into the history file; history show: its series and steps."""
+    if args.history_command == "append":
+        results = load_results(args.run_dir)
+        ref = resolve_ref(args.commit, args.branch, Path.cwd())
+        run_dir = args.run_dir.resolve()
+        entry = history_entry(results, (run_dir.parent if run_dir.is_file() else run_dir).name, ref.commit,
+                              ref.branch, time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()))
+        append_entry(args.history, entry)
+        err.print(f"{args.history}: added {len(entry.rows)} rows of {entry.run_dir} at {ref.commit} ({ref.branch})",
+                  markup=False)
+        return 0
+    text = HISTORY_FORMATS[args.format](history_view(read_history(args.history), Figure(args.figure)))
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        args.output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     if args.hosts is not None:
         return cmd_doctor_hosts(args.hosts, args.allow_remote)
@@ -296,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_report(args)
         if args.command == "compare":
             return cmd_compare(args)
+        if args.command == "history":
+            return cmd_history(args)
         if args.command == "list" and args.presets:
             return cmd_list_presets()
         catalog = build_catalog()
