@@ -37,7 +37,7 @@ def test_append_twice_then_show_in_markdown_and_html(tmp_path: Path, capsys: pyt
     markdown = capsys.readouterr().out
     assert "2 entries, 3 series, ratio to baseline" in markdown
     assert "### flask:gunicorn-sync#B / hello / 100 connections, 1 stack CPU" in markdown
-    assert f"| 2 | `{COMMITS[1][:10]}` | main | 0.930 | [0.908, 0.952] |  |" in markdown
+    assert f"| 2 | `{COMMITS[1][:10]}` | main | 0.930 | [0.908, 0.952] | yes |  |" in markdown
 
     page = tmp_path / "history.html"
     assert main(["history", "show", str(history), "--format", "html", "-o", str(page)]) == 0

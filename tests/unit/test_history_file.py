@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,9 @@ from pywebbench.results.history import (
 MACHINE = Machine("ci-runner-17", "AMD EPYC", 2, 7_940, "6.8.0", "Ubuntu 24.04", "3.11.7", None)
 
 
-def row(stack: str = "flask:gunicorn-sync", rps: float | None = 1000.0) -> HistoryRow:
+def row(stack: str = "flask:gunicorn-sync", rps: float | None = 1000.0, valid: bool | None = True) -> HistoryRow:
     return HistoryRow(stack, "hello", "100 connections", rps, (980.0, 1020.0) if rps else None, 0.95,
-                      (0.93, 0.97), 12.5, 0.42)
+                      (0.93, 0.97), 12.5, 0.42, valid)
 
 
 def entry(commit: str, run_id: str = "run-1", rows: tuple[HistoryRow, ...] = (row(),)) -> HistoryEntry:
@@ -32,7 +33,7 @@ def entry(commit: str, run_id: str = "run-1", rows: tuple[HistoryRow, ...] = (ro
 
 def test_entries_read_back_as_written_in_append_order(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite"
-    first = entry("c1", rows=(row(), row("django:uvicorn", rps=None)))
+    first = entry("c1", rows=(row(), row("django:uvicorn", rps=None, valid=False)))
     second = entry("c2", run_id="run-2")
     append_entry(path, first)
     append_entry(path, second)
@@ -125,3 +126,54 @@ def test_an_empty_file_becomes_a_history_on_append(tmp_path: Path) -> None:
     path.touch()
     append_entry(path, entry("c1"))
     assert len(read_history(path).entries) == 1
+
+
+# Version 1 as it was written (commit 1191c58), kept literally: the file a user may still hold.
+V1_SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE entries (id INTEGER PRIMARY KEY, commit_sha TEXT NOT NULL, branch TEXT NOT NULL, "
+    "run_at TEXT NOT NULL, appended_at TEXT NOT NULL, run_dir TEXT NOT NULL, run_id TEXT NOT NULL, "
+    "hostname TEXT NOT NULL, cpu_model TEXT NOT NULL, cpu_count INTEGER NOT NULL, memory_mb INTEGER NOT NULL, "
+    "kernel TEXT NOT NULL, os TEXT NOT NULL, python TEXT NOT NULL, governor TEXT, UNIQUE (commit_sha, run_id))",
+    "CREATE TABLE rows (entry_id INTEGER NOT NULL REFERENCES entries (id) ON DELETE CASCADE, stack TEXT NOT NULL, "
+    "workload TEXT NOT NULL, setting TEXT NOT NULL, rps REAL, rps_low REAL, rps_high REAL, ratio REAL, "
+    "ratio_low REAL, ratio_high REAL, p99_ms REAL, cpu_ms_per_req REAL, PRIMARY KEY (entry_id, stack, workload, "
+    "setting))",
+)
+
+
+def write_v1(path: Path) -> None:
+    with closing(sqlite3.connect(path)) as conn, conn:
+        for statement in V1_SCHEMA:
+            conn.execute(statement)
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("format", "pywebbench-history"), ("schema_version", "1")])
+        conn.execute("INSERT INTO entries VALUES (1, 'c0', 'main', '2026-11-20T10:00:00+00:00', "
+                     "'2026-11-20T10:30:00+00:00', '7', 'run-0', 'ci-runner-17', 'AMD EPYC', 2, 7940, '6.8.0', "
+                     "'Ubuntu 24.04', '3.11.7', NULL)")
+        conn.execute("INSERT INTO rows VALUES (1, 'flask:gunicorn-sync', 'hello', '100 connections', 990.0, 970.0, "
+                     "1010.0, 0.96, 0.94, 0.98, 12.0, 0.41)")
+
+
+def test_a_version_1_file_is_read_through_a_migration_in_memory(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    write_v1(path)
+    data = path.read_bytes()
+    history = read_history(path)
+    assert history.found_version == 1
+    (old,) = history.entries
+    assert old.commit == "c0" and old.machine == MACHINE
+    assert old.rows == (HistoryRow("flask:gunicorn-sync", "hello", "100 connections", 990.0, (970.0, 1010.0), 0.96,
+                                   (0.94, 0.98), 12.0, 0.41, None),)
+    assert path.read_bytes() == data  # still version 1 on disk: reading never writes
+
+
+def test_appending_to_a_version_1_file_migrates_it_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    write_v1(path)
+    append_entry(path, entry("c1"))
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+            str(HISTORY_SCHEMA_VERSION),)
+    history = read_history(path)
+    assert history.found_version == HISTORY_SCHEMA_VERSION
+    assert [(e.commit, e.rows[0].valid) for e in history.entries] == [("c0", None), ("c1", True)]

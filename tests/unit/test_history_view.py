@@ -37,8 +37,9 @@ def small_history(entries: int = 30) -> History:
         rows = (
             HistoryRow("flask:gunicorn-sync", "hello", "100 connections", None if n == 5 else flask_rps,
                        None if n == 5 else (flask_rps * 0.98, flask_rps * 1.02), 1.0, (1.0, 1.0),
-                       10.0 + n % 3, 0.5),
-            HistoryRow(HOSTILE, "hello", "100 connections", django_rps, None, django_rps / flask_rps, None, 9.0, 0.6),
+                       10.0 + n % 3, 0.5, True),
+            HistoryRow(HOSTILE, "hello", "100 connections", django_rps, None, django_rps / flask_rps, None, 9.0, 0.6,
+                       True),
         )
         found.append(HistoryEntry(sha(n), "main", "2026-11-25T03:56:03+00:00", "2026-11-25T04:10:00+00:00",
                                   f"run-{n}", f"id-{n}", MACHINE, rows))
@@ -92,7 +93,7 @@ def test_terminal_shows_each_series_and_marks_the_step() -> None:
 
 def test_markdown_has_a_summary_and_a_table_per_series() -> None:
     text = render_history_markdown(history_view(small_history(), Figure.RPS))
-    assert text.count("| # | Commit | Branch | req/s | 95% interval | Step |") == 2
+    assert text.count("| # | Commit | Branch | req/s | 95% interval | Valid | Step |") == 2
     step_line = next(line for line in text.splitlines() if "| step " in line)
     assert step_line.startswith(f"| {STEP_AT + 1} | `{short_commit(sha(STEP_AT))}` | main |")
     assert "<script>" not in text and "&lt;script&gt;" in text and "\\|" in text
@@ -115,3 +116,34 @@ def test_an_empty_history_renders() -> None:
 def test_short_commit_abbreviates_only_a_sha() -> None:
     assert short_commit("00" * 20) == "0000000000"
     assert short_commit("v1.2.0") == "v1.2.0"
+
+
+def with_broken_runs(history: History, positions: range) -> History:
+    """Entries at `positions` where flask's windows had errors and its req/s collapsed."""
+    def broken(entry: HistoryEntry) -> HistoryEntry:
+        flask = replace(entry.rows[0], rps=300.0, rps_interval=None, valid=False)
+        return replace(entry, rows=(flask, *entry.rows[1:]))
+    return replace(history, entries=tuple(broken(e) if n in positions else e for n, e in enumerate(history.entries)))
+
+
+def test_invalid_points_are_shown_but_left_out_of_the_steps() -> None:
+    history = with_broken_runs(small_history(), range(8, 11))
+    flask = flask_of(history, Figure.RPS)
+    assert [s.position for s in flask.steps] == [STEP_AT]
+    counted = with_broken_runs(small_history(), range(8, 11))
+    counted = replace(counted, entries=tuple(replace(e, rows=tuple(replace(r, valid=None) for r in e.rows))
+                                             for e in counted.entries))
+    # Counted, their collapse swamps the t-test and the real step is lost.
+    assert [s.position for s in flask_of(counted, Figure.RPS).steps] != [STEP_AT]
+    assert flask.points[9].value == 300.0 and not flask.points[9].counted
+    markdown = render_history_markdown(history_view(history, Figure.RPS))
+    assert markdown.count("| NO: left out |") == 3
+    assert "invalid (left out)" in render_history_html(history_view(history, Figure.RPS))
+
+
+def test_validity_not_recorded_counts_as_it_did_before() -> None:
+    history = small_history()
+    unknown = replace(history, entries=tuple(replace(e, rows=tuple(replace(r, valid=None) for r in e.rows))
+                                             for e in history.entries))
+    assert [s.position for s in flask_of(unknown, Figure.RPS).steps] == [STEP_AT]
+    assert "| ? |" in render_history_markdown(history_view(unknown, Figure.RPS))

@@ -56,6 +56,13 @@ class Point:
     value: float | None
     """None: the row was there but gave no figure (it failed, or has no baseline to divide by)."""
     interval: tuple[float, float] | None
+    valid: bool | None = None
+    """False: some window had errors, and the point is left out of the steps; None: not recorded."""
+
+    @property
+    def counted(self) -> bool:
+        """Whether the point takes part in finding steps: a figure, and no window known to have failed."""
+        return self.value is not None and self.valid is not False
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,7 @@ def history_entry(results: ResultSet, run_dir: str, commit: str, branch: str, ap
 
 def _history_row(row: Row) -> HistoryRow:
     return HistoryRow(row.label, row.spec.workload, setting_of(row), row.rps, row.rps_ci, row.ratio, row.ratio_ci,
-                      row.p99_ms, row.cpu_ms_per_req)
+                      row.p99_ms, row.cpu_ms_per_req, row.valid)
 
 
 def _figure(row: HistoryRow, figure: Figure) -> tuple[float | None, tuple[float, float] | None]:
@@ -133,15 +140,16 @@ def history_view(history: History, figure: Figure) -> HistoryView:
         for row in entry.rows:
             key = SeriesKey(row.stack, row.workload, row.setting, entry.machine.kind)
             value, interval = _figure(row, figure)
-            points.setdefault(key, []).append(Point(entry.commit, entry.branch, entry.run_dir, value, interval))
+            points.setdefault(key, []).append(Point(entry.commit, entry.branch, entry.run_dir, value, interval,
+                                                    row.valid))
     series = tuple(Series(key, tuple(found), _steps(found)) for key, found in sorted(points.items()))
     machines = tuple(dict.fromkeys(e.machine.kind for e in history.entries))
     return HistoryView(history.path.name, figure, len(history.entries), machines, series)
 
 
 def _steps(points: list[Point]) -> tuple[Step, ...]:
-    """Change points of the points that have a value, placed back among all of them."""
-    measured = [(i, p.value) for i, p in enumerate(points) if p.value is not None]
+    """Change points of the counted points, placed back among all of them."""
+    measured = [(i, p.value) for i, p in enumerate(points) if p.counted and p.value is not None]
     values = [v for _, v in measured]
     found = change_points(values)
     if not found:

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from pywebbench.analyze.history import HistoryView, Point, Series, Step
 from pywebbench.report.common import inert, plain_console
-from pywebbench.report.html_charts import Chart, Figures
+from pywebbench.report.html_charts import INVALID_COLOR, Chart, Figures
 from pywebbench.report.markdown import code, escape
 
 STEP_COLOR = "#d62728"
@@ -31,7 +31,9 @@ def _value(view: HistoryView, value: float | None) -> str:
 
 
 def _interval(view: HistoryView, interval: tuple[float, float] | None) -> str:
-    return "" if interval is None else f"[{format(interval[0], view.info.format)}, {format(interval[1], view.info.format)}]"
+    if interval is None:
+        return ""
+    return f"[{format(interval[0], view.info.format)}, {format(interval[1], view.info.format)}]"
 
 
 def step_text(view: HistoryView, step: Step, where: bool = True) -> str:
@@ -62,11 +64,15 @@ def _steps_text(view: HistoryView, series: Series) -> str:
     return "; ".join(step_text(view, s) for s in series.steps) or "none"
 
 
-def _point_rows(view: HistoryView, series: Series) -> list[tuple[str, str, str, str, str, str]]:
-    """(#, commit, branch, value, interval, step) per point; the step on the point it starts at."""
+VALIDITY = {True: "yes", False: "NO: left out", None: "?"}
+"""A point's validity as the tables show it (? : kept under history schema 1, not recorded)."""
+
+
+def _point_rows(view: HistoryView, series: Series) -> list[tuple[str, str, str, str, str, str, str]]:
+    """(#, commit, branch, value, interval, valid, step) per point; the step on the point it starts at."""
     starts = {s.position: s for s in series.steps}
     return [(str(i + 1), short_commit(p.commit), p.branch, _value(view, p.value), _interval(view, p.interval),
-             f"step {step_text(view, starts[i], where=False)}" if i in starts else "")
+             VALIDITY[p.valid], f"step {step_text(view, starts[i], where=False)}" if i in starts else "")
             for i, p in enumerate(series.points)]
 
 
@@ -85,7 +91,7 @@ def render_history_terminal(view: HistoryView, width: int = 150) -> str:
         console.print()
         console.print(_series_name(view, s))
         table = Table()
-        for name in ("#", "Commit", "Branch", view.info.title, "95% interval", "Step"):
+        for name in ("#", "Commit", "Branch", view.info.title, "95% interval", "Valid", "Step"):
             table.add_column(name)
         for cells in _point_rows(view, s):
             table.add_row(*cells)
@@ -101,10 +107,10 @@ def render_history_markdown(view: HistoryView) -> str:
               f"{_value(view, _latest(s))} | {escape(_steps_text(view, s))} |" for s in view.series]
     for s in view.series:
         lines += ["", f"### {escape(_series_name(view, s))}", "",
-                  f"| # | Commit | Branch | {escape(view.info.title)} | 95% interval | Step |",
-                  "|---:|---|---|---:|---|---|"]
-        lines += [f"| {n} | {code(commit)} | {escape(branch)} | {value} | {interval} | {escape(step)} |"
-                  for n, commit, branch, value, interval, step in _point_rows(view, s)]
+                  f"| # | Commit | Branch | {escape(view.info.title)} | 95% interval | Valid | Step |",
+                  "|---:|---|---|---:|---|---|---|"]
+        lines += [f"| {n} | {code(commit)} | {escape(branch)} | {value} | {interval} | {valid} | {escape(step)} |"
+                  for n, commit, branch, value, interval, valid, step in _point_rows(view, s)]
     return "\n".join(lines) + "\n"
 
 
@@ -112,7 +118,7 @@ def render_history_html(view: HistoryView) -> str:
     """A page that opens from disk with no network: plotly.js inline, one chart per series."""
     figures = Figures()
     charts = [figures(_series_name(view, s), _chart(view, s), _steps_text(view, s)) for s in view.series]
-    title = html_escape(_title(view))
+    title = html_escape(inert(_title(view)))
     body = "\n".join(_chart_section(c) for c in charts) or "<p>No series: the history has no entries.</p>"
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n"
             f"<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}}"
@@ -121,7 +127,7 @@ def render_history_html(view: HistoryView) -> str:
 
 
 def _chart_section(chart: Chart) -> str:
-    return (f"<section id=\"{chart.anchor}\">\n<h2>{html_escape(chart.title)}</h2>\n"
+    return (f"<section id=\"{chart.anchor}\">\n<h2>{html_escape(inert(chart.title))}</h2>\n"
             f"<p class=\"steps\">steps: {html_escape(chart.subtitle)}</p>\n{chart.html}\n</section>")
 
 
@@ -130,8 +136,15 @@ def _chart(view: HistoryView, series: Series) -> go.Figure:
     step starts, labelled with its commit."""
     points = series.points
     xs = list(range(len(points)))
-    measured = [(x, p) for x, p in zip(xs, points) if p.value is not None]
+    measured = [(x, p) for x, p in zip(xs, points) if p.counted]
+    invalid = [(x, p) for x, p in zip(xs, points) if p.value is not None and not p.counted]
     figure = go.Figure()
+    if invalid:
+        figure.add_scatter(x=[x for x, _ in invalid], y=[p.value for _, p in invalid], mode="markers",
+                           name="invalid (left out)", marker={"symbol": "x", "color": INVALID_COLOR, "size": 9},
+                           customdata=[[short_commit(p.commit)] for _, p in invalid],
+                           hovertemplate="%{customdata[0]}: %{y:" + view.info.format + "}<br>invalid: some window had "
+                           "errors; left out of the steps<extra></extra>")
     figure.add_scatter(
         x=[x for x, _ in measured], y=[p.value for _, p in measured], mode="lines+markers", name=view.info.title,
         error_y=_error_bars(measured), customdata=[[short_commit(p.commit), p.branch, p.run_dir] for _, p in measured],

@@ -8,7 +8,8 @@ order of the commits a CI job measured.
 
 Version 1 held, per entry, the commit, branch, times, run and machine, and per row (stack,
 workload, setting) req/s, the ratio to the baseline with their 95% intervals, p99 and CPU per
-request.
+request. Version 2 adds whether each row was valid (every window without errors), so a step made
+by a broken run is not taken for one in the code; rows kept under version 1 read as unknown.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from pywebbench.errors import UserError
 from pywebbench.results.model import MachineInfo
 
-HISTORY_SCHEMA_VERSION = 1
+HISTORY_SCHEMA_VERSION = 2
 HISTORY_FORMAT = "pywebbench-history"
 """meta's `format`: tells a history from any other SQLite file."""
 
@@ -100,6 +101,8 @@ class HistoryRow:
     ratio_interval: tuple[float, float] | None
     p99_ms: float | None
     cpu_ms_per_req: float | None
+    valid: bool | None = None
+    """Every window without errors; None for a row kept under schema 1, which did not record it."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,11 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
     caller holds the transaction)."""
     if version < 1:
         raise UserError(f"no migration from history schema {version} to {HISTORY_SCHEMA_VERSION}")
-    _set_version(conn, HISTORY_SCHEMA_VERSION)
+    if version == 1:
+        # 2 added each row's validity; what version 1 kept is not known (NULL), not assumed valid.
+        conn.execute("ALTER TABLE rows ADD COLUMN valid INTEGER")
+        version = 2
+    _set_version(conn, version)
 
 
 def _sqlite_problem(path: Path, exc: sqlite3.Error) -> str:
@@ -228,9 +235,9 @@ def _insert(conn: sqlite3.Connection, path: Path, entry: HistoryEntry) -> None:
         raise UserError(f"{path} already holds run {entry.run_id} at commit {entry.commit}") from None
     conn.executemany(
         "INSERT INTO rows (entry_id, stack, workload, setting, rps, rps_low, rps_high, ratio, ratio_low, ratio_high, "
-        "p99_ms, cpu_ms_per_req) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "p99_ms, cpu_ms_per_req, valid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(cursor.lastrowid, r.stack, r.workload, r.setting, r.rps, *_pair(r.rps_interval), r.ratio,
-          *_pair(r.ratio_interval), r.p99_ms, r.cpu_ms_per_req) for r in entry.rows])
+          *_pair(r.ratio_interval), r.p99_ms, r.cpu_ms_per_req, r.valid) for r in entry.rows])
 
 
 def _pair(interval: tuple[float, float] | None) -> tuple[float | None, float | None]:
@@ -244,10 +251,12 @@ def _interval(low: float | None, high: float | None) -> tuple[float, float] | No
 def _entries(conn: sqlite3.Connection) -> tuple[HistoryEntry, ...]:
     rows: dict[int, list[HistoryRow]] = {}
     for (entry_id, stack, workload, setting, rps, rps_low, rps_high, ratio, ratio_low, ratio_high, p99,
-         cpu) in conn.execute("SELECT entry_id, stack, workload, setting, rps, rps_low, rps_high, ratio, ratio_low, "
-                              "ratio_high, p99_ms, cpu_ms_per_req FROM rows ORDER BY entry_id, rowid"):
-        rows.setdefault(entry_id, []).append(HistoryRow(stack, workload, setting, rps, _interval(rps_low, rps_high),
-                                                        ratio, _interval(ratio_low, ratio_high), p99, cpu))
+         cpu, valid) in conn.execute("SELECT entry_id, stack, workload, setting, rps, rps_low, rps_high, ratio, "
+                                     "ratio_low, ratio_high, p99_ms, cpu_ms_per_req, valid FROM rows "
+                                     "ORDER BY entry_id, rowid"):
+        rows.setdefault(entry_id, []).append(HistoryRow(
+            stack, workload, setting, rps, _interval(rps_low, rps_high), ratio, _interval(ratio_low, ratio_high), p99,
+            cpu, None if valid is None else bool(valid)))
     entries = []
     for (entry_id, commit, branch, run_at, appended_at, run_dir, run_id, *machine) in conn.execute(
             "SELECT id, commit_sha, branch, run_at, appended_at, run_dir, run_id, hostname, cpu_model, cpu_count, "
