@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
+
+import numpy as np
 
 import pytest
 
@@ -53,11 +56,11 @@ def test_complete_rounds_are_as_precise_per_window_as_star_rounds() -> None:
 
     def star(rounds: int) -> list[PairSide]:
         return [s for r in range(rounds) for other in ("A2", "B") for s in _window(r, "A", noisy("A"), other,
-                                                                                   noisy(other))]
+                                                                                   noisy(other), launch=r)]
 
     def complete(rounds: int) -> list[PairSide]:
         return [s for r in range(rounds) for a, b in (("A", "A2"), ("A", "B"), ("A2", "B"))
-                for s in _window(r, a, noisy(a), b, noisy(b))]
+                for s in _window(r, a, noisy(a), b, noisy(b), launch=r)]
 
     widths = {"star": [], "complete": []}  # type: dict[str, list[float]]
     for _ in range(20):
@@ -67,3 +70,30 @@ def test_complete_rounds_are_as_precise_per_window_as_star_rounds() -> None:
             widths[name].append(interval.half_width)
     ratio = sum(widths["complete"]) / sum(widths["star"])
     assert 0.85 < ratio < 1.15
+
+
+def _committed_aa(method: str) -> list[tuple[float, float, bool]]:
+    """(log A2/A, its se without the run term, whether the interval holds 1) per committed run."""
+    from pywebbench.analyze.duet import DUET_RUN_SD
+    from pywebbench.analyze.rows import summarize
+    from pywebbench.results.store import load_results
+    root = Path(__file__).resolve().parents[2] / "docs" / "results" / "calibrate" / method
+    out = []
+    for run in sorted(p for p in root.iterdir() if (p / "results.jsonl").exists()):
+        row = next(r for r in summarize(load_results(run)).rows if r.spec.alias == "A2")
+        interval = row.ratio_interval
+        assert interval is not None
+        own = interval.se_log ** 2 - (DUET_RUN_SD ** 2 if method == "duet" else 0.0)
+        out.append((math.log(interval.center), math.sqrt(max(own, 0.0)), interval.low <= 1.0 <= interval.high))
+    return out
+
+
+def test_the_duet_run_term_is_what_the_committed_calibrations_show() -> None:
+    from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD
+    runs = _committed_aa("duet")
+    assert len(runs) == DUET_RUN_DF + 1
+    logs = np.asarray([log for log, _, _ in runs])
+    within = float(np.mean([se ** 2 for _, se, _ in runs]))
+    excess = math.sqrt(max(0.0, float(np.var(logs, ddof=1)) - within))
+    assert excess == pytest.approx(DUET_RUN_SD, abs=0.0005)
+    assert sum(holds for _, _, holds in runs) >= 11  # A/A holds 1 in all but at most one run

@@ -106,8 +106,8 @@ def test_steady_figures_stop_at_the_minimum_rounds(tmp_path: Path) -> None:
 
 def test_an_interval_that_never_narrows_runs_to_the_round_limit(tmp_path: Path) -> None:
     def swinging(stack_id: str, round_no: int) -> float:
-        if stack_id == TWO:
-            return 1_500.0 if round_no % 2 else 900.0
+        if stack_id == TWO:  # launch by launch (two rounds each): the launch means swing too
+            return 1_500.0 if ((round_no - 1) // 2) % 2 else 900.0
         return 1_000.0 if stack_id == BASE else 1_500.0
 
     outcome, answers, _ = _run(tmp_path, swinging, max_rounds=6)
@@ -131,9 +131,10 @@ def _restart_run(tmp_path: Path, values: dict[str, list[float]]) -> Path:
 
 def test_the_restart_loop_reruns_stacks_whose_interval_is_wide_or_missing(tmp_path: Path) -> None:
     run_dir = _restart_run(tmp_path, {
-        "flask:gunicorn-sync": [1_000.0, 1_000.0, 1_000.0],  # no spread: done
-        "starlette:uvicorn": [1_600.0, 2_400.0, 2_000.0],  # ±20%: another round
-        "falcon:meinheld": [3_000.0],  # one repeat, no interval yet: another round
+        # A median needs six repeats for a 95% interval (order statistics): three have none yet.
+        "flask:gunicorn-sync": [1_000.0] * 6,  # no spread: done
+        "starlette:uvicorn": [1_600.0, 2_400.0, 2_000.0, 1_700.0, 2_300.0, 2_000.0],  # ±20%: another round
+        "falcon:meinheld": [3_000.0, 3_000.0, 3_000.0],  # three repeats, no interval yet: another round
     })
     assert wide_labels(run_dir, PRECISION) == {"starlette:uvicorn", "falcon:meinheld"}
     # a looser target is met by the spread one, not by the stack with no interval

@@ -11,7 +11,8 @@ from pywebbench.errors import UserError
 from pywebbench.analyze.stats import (
     Aggregation,
     aggregate,
-    bootstrap_ci,
+    aggregate_ci,
+    median_rank_bounds,
     coefficient_of_variation,
     half_width,
     min_detectable_difference,
@@ -33,23 +34,36 @@ def test_aggregations_are_the_seeds_own() -> None:
 
 
 def test_no_interval_from_one_repeat_and_a_point_interval_from_identical_ones() -> None:
-    assert bootstrap_ci([1234.0]) is None
-    assert bootstrap_ci([500.0, 500.0, 500.0]) == (500.0, 500.0)
+    assert aggregate_ci([1234.0]) is None
+    assert aggregate_ci([500.0] * 6) == (500.0, 500.0)
+    assert aggregate_ci([500.0, 500.0, 500.0], Aggregation.MEAN) == (500.0, 500.0)
     assert ratio_ci([10.0, 10.0], [5.0]) is None  # a single baseline run cannot show its noise
 
 
 def test_mean_interval_matches_the_normal_theory_on_a_large_sample() -> None:
     rng = np.random.default_rng(7)
     sample = rng.normal(1000.0, 50.0, size=400)
-    low, high = bootstrap_ci(list(sample), Aggregation.MEAN, seed=1) or (0.0, 0.0)
-    expected_half = 1.96 * 50.0 / math.sqrt(400)  # 4.9 req/s
+    low, high = aggregate_ci(list(sample), Aggregation.MEAN) or (0.0, 0.0)
+    expected_half = 1.966 * 50.0 / math.sqrt(400)  # 4.9 req/s
     assert low < float(np.mean(sample)) < high
-    assert (high - low) / 2 == pytest.approx(expected_half, rel=0.15)
+    assert (high - low) / 2 == pytest.approx(expected_half, rel=0.1)
 
 
-def test_interval_of_a_median_of_three_spans_the_data() -> None:
-    # With three repeats the median's resamples are 100, 105 or 110: the interval is the data's range.
-    assert bootstrap_ci([100.0, 110.0, 105.0]) == (100.0, 110.0)
+def test_a_median_of_fewer_than_six_repeats_has_no_95_percent_interval() -> None:
+    # [min, max] of three repeats covers the median 75% of the time (1 - 2/8): not a 95% interval.
+    assert aggregate_ci([100.0, 110.0, 105.0]) is None
+    assert median_rank_bounds(5) is None
+    assert median_rank_bounds(6) == (0, 5)  # 1 - 2/64 = 96.9%
+    assert median_rank_bounds(17) == (4, 12)
+    assert aggregate_ci([100.0, 110.0, 105.0, 104.0, 99.0, 101.0]) == (99.0, 110.0)
+    assert aggregate_ci([100.0, 110.0, 105.0], Aggregation.BEST) is None
+
+
+def test_the_median_interval_covers_at_least_95_percent() -> None:
+    rng = np.random.default_rng(3)
+    covered = sum(lo <= 0.0 <= hi for lo, hi in (aggregate_ci(list(rng.standard_t(3, 9))) or (1.0, 1.0)
+                                                 for _ in range(2000)))
+    assert covered / 2000 >= 0.95
 
 
 def test_ratio_interval_contains_the_ratio_and_scales() -> None:

@@ -28,6 +28,7 @@ from pywebbench.analyze.paired import (
 from pywebbench.analyze.ranking import Comparison, Flip, Ranked, Score, compare, rank
 from pywebbench.analyze.pairing import paired_to_baseline
 from pywebbench.analyze.rows import Row, latest_trials
+from pywebbench.analyze.stats import Aggregation, ratio_ci
 from pywebbench.plan.presets import Claim
 from pywebbench.results.model import ResultSet, TrialResult
 
@@ -83,13 +84,13 @@ def _interval_of(row: Row) -> tuple[float, float] | None:
 
 
 def unpaired(row: Row, other: Row) -> Estimate | None:
-    """row's req/s over other's, each side's interval taken at its far ends (errs wide)."""
+    """row's req/s over other's, from independent repeats: Welch's t on the logs of both sides'
+    windows (stats.ratio_ci), none for the best of N or below two windows a side."""
     if row.rps is None or not other.rps:
         return None
     value = row.rps / other.rps
-    if row.rps_ci is None or other.rps_ci is None or other.rps_ci[0] <= 0:
-        return Estimate(value)
-    return Estimate(value, row.rps_ci[0] / other.rps_ci[1], row.rps_ci[1] / other.rps_ci[0])
+    interval = ratio_ci(row.rps_values, other.rps_values, Aggregation(row.aggregation))
+    return Estimate(value) if interval is None else Estimate(value, interval[0], interval[1])
 
 
 def to_baseline(row: Row, baseline: Row) -> Estimate | None:
@@ -124,6 +125,10 @@ def between(results: ResultSet, a: Row, b: Row, *, seed: int = 0) -> Estimate | 
         interval = ratio_interval(ratios)
         if interval is not None:
             return Estimate(interval.center, interval.low, interval.high, paired=True)
+        # Their rounds cannot support an interval (one launch): the unpaired one would hide the
+        # drift the pairing cancels and claim what the rounds do not.
+        geomean = statistic_value(ratios, Statistic.GEOMEAN) if ratios else None
+        return Estimate(geomean, paired=True) if geomean is not None else None
     return unpaired(a, b)
 
 

@@ -20,7 +20,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pywebbench.analyze.paired import Observation
+from pywebbench.analyze.paired import Interval, Observation, with_run_term
+
+DUET_RUN_SD = 0.0043
+"""A duet run's own offset (sd of log ratio), beyond what its launches show: the committed duet
+calibrations' A2/A (docs/results/calibrate/duet, 12 runs) scatter 0.67% between runs against
+0.51% within (RMS z 1.67 without this term). A2 and A are the same server, so the offset is
+the run's, not the stack's: which side a cgroup, a lane or a CPU favoured for the whole run. It
+is carried on DUET_RUN_DF degrees of freedom into every duet interval (tests/unit/
+test_duet_analysis.py re-derives it from the committed runs)."""
+DUET_RUN_DF = 11
+
+
+def with_duet_term(interval: Interval | None) -> Interval | None:
+    return None if interval is None else with_run_term(interval, DUET_RUN_SD, DUET_RUN_DF)
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
-from pywebbench.analyze.moderation import NO_PRIOR, Bounds, Prior, launch_intervals, moderated_intervals, needs
+from pywebbench.analyze.moderation import (
+    NO_PRIOR,
+    Bounds,
+    Prior,
+    launch_intervals,
+    moderated_intervals,
+    needs,
+    t_quantile,
+)
 
 CONFIDENCE = 0.95
 RESAMPLES = 4000
@@ -259,6 +267,21 @@ def table_intervals(
 def _row(bounds: Bounds, index: int) -> Bounds:
     return Bounds(*(np.atleast_1d(np.asarray(getattr(bounds, name))[index]) for name in
                     ("centre", "se", "df", "half", "launches", "rounds")))
+
+
+def with_run_term(interval: Interval, sd: float, df: float) -> Interval:
+    """The interval widened by a run-level term (sd of log ratio, known on df degrees of freedom)
+    that one run cannot show, its degrees of freedom by Satterthwaite."""
+    own = interval.se_log ** 2
+    se2 = own + sd ** 2
+    if se2 <= 0:
+        return interval
+    total_df = se2 ** 2 / ((own ** 2 / interval.df if math.isfinite(interval.df) and interval.df > 0 else 0.0)
+                           + sd ** 4 / df)
+    half = t_quantile(total_df, interval.confidence) * math.sqrt(se2)
+    centre = math.log(interval.center)
+    return replace(interval, low=math.exp(centre - half), high=math.exp(centre + half), se_log=math.sqrt(se2),
+                   df=total_df)
 
 
 def why_no_interval(ratios: Sequence[Observation], prior: Prior = NO_PRIOR) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pywebbench.analyze.duet import PairSide, round_ratios
+from pywebbench.analyze.duet import PairSide, round_ratios, with_duet_term
 from pywebbench.analyze.paired import (
     Interval,
     Observation,
@@ -61,6 +61,8 @@ class Paired:
     cpu_ratios: tuple[Observation, ...] = ()
     why_none: str | None = None
     """Why there is no interval ("needs 2 launches"), for the table to say instead of a range."""
+    duet: bool = False
+    """Its intervals carry the duet's run-level term (analyze/duet.DUET_RUN_SD)."""
 
 
 def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult], label: str,
@@ -70,7 +72,8 @@ def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult]
     Interleaved: the row's window over the baseline's in the same round. Duet: least squares
     over every pair the round loaded (`cell_trials`: all of the cell's windows).
     """
-    if any(t.spec.method == "duet" for t in trials):
+    duet = any(t.spec.method == "duet" for t in trials)
+    if duet:
         everything = list(cell_trials) or trials + base_trials
         baseline = base_trials[0].spec.label
         ratios = round_ratios(pair_sides(everything, rps_of), label, baseline)
@@ -78,8 +81,13 @@ def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult]
     else:
         ratios = paired_ratios(observations(trials, rps_of), observations(base_trials, rps_of))
         cpu = paired_ratios(observations(trials, cpu_per_request), observations(base_trials, cpu_per_request))
-    return Paired(ratios, ratio_interval(ratios), ratio_interval(cpu), statistic_value(cpu), tuple(cpu),
-                  why_no_interval(ratios) if ratios else None)
+    widen = with_duet_term if duet else _same
+    return Paired(ratios, widen(ratio_interval(ratios)), widen(ratio_interval(cpu)), statistic_value(cpu), tuple(cpu),
+                  why_no_interval(ratios) if ratios else None, duet)
+
+
+def _same(interval: Interval | None) -> Interval | None:
+    return interval
 
 
 def moderated_table(table: dict[str, Paired]) -> tuple[dict[str, Paired], Prior]:
@@ -94,9 +102,11 @@ def moderated_table(table: dict[str, Paired]) -> tuple[dict[str, Paired], Prior]
     cpu, _ = table_intervals({label: p.cpu_ratios for label, p in rated.items()})
     out = dict(table)
     for label, p in rated.items():
-        centre = p.cpu_center if cpu[label] is None else cpu[label].center  # type: ignore[union-attr]
-        out[label] = Paired(p.ratios, rps[label], cpu[label], centre, p.cpu_ratios,
-                            why_no_interval(p.ratios, prior) if rps[label] is None else None)
+        widen = with_duet_term if p.duet else _same
+        rps_interval, cpu_interval = widen(rps[label]), widen(cpu[label])
+        centre = p.cpu_center if cpu_interval is None else cpu_interval.center
+        out[label] = Paired(p.ratios, rps_interval, cpu_interval, centre, p.cpu_ratios,
+                            why_no_interval(p.ratios, prior) if rps_interval is None else None, p.duet)
     return out, prior
 
 

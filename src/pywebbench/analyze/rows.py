@@ -22,7 +22,7 @@ from pywebbench.analyze.paired import (
     statistic_value,
 )
 from pywebbench.results.model import Cell, ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
-from pywebbench.analyze.stats import Aggregation, aggregate, bootstrap_ci, ratio_ci
+from pywebbench.analyze.stats import Aggregation, aggregate, aggregate_ci, ratio_ci
 
 CELL_KNOBS: tuple[str, ...] = Cell._fields
 """The knobs of a cell, in order (stack_cpus is the count of CPUs given to the stack)."""
@@ -310,7 +310,7 @@ def _row(label: str, trials: list[TrialResult], base: list[TrialResult], how: Ag
     ratio = rps / base_rps if rps is not None and base_rps else None
     if paired is not None and paired.ratios:
         ratio = paired.interval.center if paired.interval is not None else statistic_value(paired.ratios)
-    rps_ci = bootstrap_ci(values, how)
+    rps_ci = aggregate_ci(values, how)
     worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
     note = next((t.error for t in trials if t.error), None)
     return Row(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pywebbench.report.pages import coverage
 from pywebbench.report.pages.calibration import CalibrationRun, load_runs, percent, summary, table
 
 TEN_MINUTES_S = 600.0
@@ -120,14 +121,7 @@ A2 are exchangeable), and the least-squares ratio over all of a round's pairs is
 per window spent as the star's direct ratio was (`tests/unit/test_duet_analysis.py`)."""
 
 
-def render(results: Path) -> str:
-    interleaved = load_runs(results / "calibrate" / "interleaved")
-    duet = load_runs(results / "calibrate" / "duet")
-    return f"""\
-# What this machine can tell apart
-
-<!-- Built by scripts/docs from docs/results/; edit src/pywebbench/report/pages/method.py, not this file. -->
-
+INTRO = """\
 Every run below was made on this project's shared 2-core VM (Intel Xeon, Debian 12, kernel
 6.18), nothing else running, the stack on CPU 1 and wrk on CPU 0. `pywebbench calibrate` runs
 flask:gunicorn-sync under three names: A, A again (A2), and B, the same app spinning a fixed
@@ -140,7 +134,23 @@ Columns: *rounds per launch / warmup* are the run's own settings (the defaults c
 time); *measured* is the main phase's wall time spent in measured windows (settles, warmups,
 starts and the harness are the rest; runs before it was recorded show `-`); *injected
 (measured)* is the slowdown B's extra CPU per request implies, as the kernel counted it;
-*launch sd* and *round sd* are where A2/A's variance is (a launch's own effect, one round's).
+*launch sd* and *round sd* are where A2/A's variance is (a launch's own effect, one round's)."""
+
+
+def render(results: Path) -> str:
+    interleaved = load_runs(results / "calibrate" / "interleaved")
+    duet = load_runs(results / "calibrate" / "duet")
+    return f"""\
+# What this machine can tell apart
+
+<!-- Built by scripts/docs from docs/results/; edit src/pywebbench/report/pages/method.py, not this file. -->
+
+{INTRO}
+## How often an interval labelled 95% covers the truth
+
+`scripts/coverage`
+
+{coverage.section(results)}
 
 ## Interleaved: a 5% slowdown within 10 minutes
 
