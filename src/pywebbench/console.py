@@ -6,7 +6,7 @@ The commands in `cli` (run, sweep, tune, calibrate, app) all execute a job this 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
@@ -16,18 +16,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress as Progress_, 
 
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
+from pywebbench.errors import UserError
 from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
 from pywebbench.measure.rounds import Budget
 from pywebbench.measure.runner import Progress, Runner
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan
 from pywebbench.report.formats import renderer
+from pywebbench.results.model import TrialResult, TrialStatus
 from pywebbench.results.store import load_results, results_path
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def _print_plan(plan: Plan, options: RunOptions, seconds: float) -> None:
+def _print_plan(plan: Plan, options: RunOptions, seconds: float, baseline: str = BASELINE_STACK) -> None:
     points = len({s.point for s in plan.sessions})
     rounds = len({s.round for s in plan.sessions})
     err.print(
@@ -42,8 +44,9 @@ def _print_plan(plan: Plan, options: RunOptions, seconds: float) -> None:
                   "every figure includes their contest for them (each trial records a cpu-overlap check)")
     for stack_id, reason in plan.skipped:
         err.print(f"skipped {stack_id}: {reason}")
-    if BASELINE_STACK not in {s.stack.id for s in plan.sessions}:
-        err.print(f"note: {BASELINE_STACK} is not in this run, so no ratios will be shown")
+    # The run's own baseline (app: its first server, calibrate: A), not the catalog's: ratios are to it.
+    if baseline not in {s.label for s in plan.sessions}:
+        err.print(f"note: the baseline {baseline} is not in this run, so no ratios will be shown")
 
 
 def _print_tune_plan(plan: Plan) -> None:
@@ -97,7 +100,7 @@ def run_in_terminal(job: Job, catalog: Catalog, resume: Path | None, *, table: T
     run_dir = run_dir_for(job.options, resume)
     with _ProgressView() as view:
         outcome = execute(job, catalog, run_dir=run_dir, resume=resumed,
-                          on_plan=lambda plan, seconds: _print_plan(plan, job.options, seconds)
+                          on_plan=lambda plan, seconds: _print_plan(plan, job.options, seconds, baseline)
                           if drive is None else _print_tune_plan(plan),
                           on_progress=view, on_note=lambda text: err.print(text), baseline=baseline, drive=drive)
     if table is not None and drive is None:  # a driven run (--tune) prints its own table
@@ -115,7 +118,20 @@ def exit_code(outcome: Outcome) -> int:
     if outcome.status != "complete":
         return 130
     trials = latest_trials(load_results(outcome.run_dir).trials)
+    refuse_if_wrong_everywhere(trials)
     return 0 if trials and all(t.valid for t in trials) else 1
+
+
+def refuse_if_wrong_everywhere(trials: Sequence[TrialResult]) -> None:
+    """No server answered right in the check before any load, so nothing was loaded: bad input
+    (exit 2) in one line naming the check, rather than a run that merely "failed" (exit 1)."""
+    if not trials or any(t.status is not TrialStatus.INVALID_RESPONSE for t in trials):
+        return
+    first = min(trials, key=lambda t: (t.spec.label, t.spec.workload))
+    others = len({t.spec.label for t in trials}) - 1
+    more = f"; and {others} other server{'s' if others > 1 else ''}, in the table above" if others else ""
+    raise UserError(f"no server passed the answer check made before any load, so nothing was measured: "
+                    f"{first.spec.label} {first.spec.workload}: {(first.error or 'wrong answer').splitlines()[0]}{more}")
 
 
 def render_terminal_for(run_dir: Path) -> str:

@@ -146,3 +146,43 @@ def test_duet_loads_every_pair_once_a_round_so_every_stack_has_the_same_history(
     # the two generators of a window ran at once: their requests were issued together
     labels = [r.label for r in setup.generator.requests if not r.label.endswith("warmup")]
     assert len(labels) == 18
+
+
+def _sessions_of(modes: dict[str, str], round_no: int) -> tuple[Session, ...]:
+    """One session per stack name, its stdlib server in the given mode (ok, wrong, die)."""
+    sessions = []
+    for name, mode in modes.items():
+        stack = stdlib_stack(mode, name)
+        spec = TrialSpec(f"r{round_no}-{stack.id}-hello", stack.id, "hello", 10, 0.2, 0.1, round_no, "fake",
+                         method="interleaved", settle_s=0.05)
+        sessions.append(Session(stack, round_no, 1, 1, (spec,), (HELLO,)))
+    return tuple(sessions)
+
+
+def _run_modes(tmp_path: Path, modes: dict[str, str]) -> tuple[_Setup, object]:
+    setup = _Setup(tmp_path)
+    outcome = setup.rounds.run(RoundPlan(sessions=lambda r: _sessions_of(modes, r), first_round=1, min_rounds=5,
+                                         max_rounds=50, too_wide=None, budget=Budget(None),
+                                         baseline=stdlib_stack(next(iter(modes.values())), "one").id))
+    setup.close()
+    return setup, outcome
+
+
+def test_when_no_server_answers_right_the_rounds_stop_after_the_first_launch(tmp_path: Path) -> None:
+    started = time.monotonic()
+    setup, outcome = _run_modes(tmp_path, {"one": "wrong", "two": "wrong", "three": "die"})
+    assert (outcome.rounds, outcome.launches, outcome.stopped) == (0, 1, "wrong-answers")  # type: ignore[attr-defined]
+    trials = load_results(tmp_path).trials
+    assert sorted((t.stack.server, t.status.value) for t in trials) == [
+        ("one", "invalid-response"), ("three", "server-failed"), ("two", "invalid-response")]
+    assert all(t.spec.round == 1 and t.load is None for t in trials)
+    assert setup.generator.requests == [] and setup.settles == []  # no warmup, no settle, no window
+    assert time.monotonic() - started < 10  # no relaunch, no wait for a boot storm before windows never run
+
+
+def test_one_server_answering_right_keeps_the_rounds_going(tmp_path: Path) -> None:
+    _, outcome = _run_modes(tmp_path, {"one": "ok", "two": "wrong"})
+    assert (outcome.rounds, outcome.stopped) == (5, "rounds")  # type: ignore[attr-defined]
+    trials = load_results(tmp_path).trials
+    assert {t.status.value for t in trials if t.stack.server == "two"} == {"invalid-response"}
+    assert {t.status.value for t in trials if t.stack.server == "one"} == {"ok"}

@@ -69,3 +69,11 @@ def test_whole_process_group_is_gone_after_the_session(tmp_path: Path) -> None:
     leftovers = [p for p in psutil.process_iter(["cmdline"])
                  if p.pid not in before and "hello_server.py" in " ".join(p.info["cmdline"] or [])]
     assert leftovers == []
+
+
+def test_the_restart_method_stops_after_a_round_in_which_every_answer_was_wrong(tmp_path: Path) -> None:
+    stack = stdlib_stack("wrong")
+    sessions = tuple(Session(stack, r, 1, 1, (TrialSpec(f"r{r}-wrong", stack.id, "hello", 10, 1.0, 0.5, r, "fake", 1, 1),),
+                             (HELLO,)) for r in (1, 2, 3))
+    _run(tmp_path, Plan(sessions, (), CpuSplit((), ()), 0))
+    assert [t.spec.trial_id for t in load_results(tmp_path).trials] == ["r1-wrong"]  # launched once

@@ -76,7 +76,8 @@ class SetOutcome:
     rounds: int
     launches: int
     stopped: str
-    """Why adding rounds ended: precision, budget, max-rounds or rounds."""
+    """Why adding rounds ended: precision, budget, max-rounds or rounds; no-server (none started) or
+    wrong-answers (none answered right) after the first launch."""
 
 
 class Rounds:
@@ -133,10 +134,8 @@ class Rounds:
                     launch_stack.callback(_terminate_all, tuple(lives.values()))
                     self._launch_seconds.append(time.monotonic() - launch_started)
                     in_launch = 0
-                    if not lives:
-                        for session in sessions:  # recorded once, with why; another round would say the same
-                            self.runner.fail(session.trials, failures[session.label])
-                        stopped = "no-server"
+                    if not _any_right_answer(sessions, lives):  # none started, or none answered right
+                        stopped = self._record_unloaded(sessions, lives, failures)
                         break
                 self.runner.expect(_windows_recorded(sessions, self.method))
                 started = time.monotonic()
@@ -150,6 +149,20 @@ class Rounds:
                 round_no += 1
         self.runner.reset_pool()
         return SetOutcome(done, launches, stopped)
+
+    def _record_unloaded(self, sessions: list[Session], lives: dict[str, Live],
+                         failures: dict[str, LaunchFailed]) -> str:
+        """Every window of a launch with nothing to load, recorded once with why (each later launch
+        would say the same); why the rounds stop: no server started, or none answered right."""
+        self.runner.expect(sum(len(s.trials) for s in sessions))
+        for session in sessions:
+            live = lives.get(session.label)
+            if live is None:
+                self.runner.fail(session.trials, failures[session.label])
+                continue
+            for spec, workload in zip(session.trials, session.workloads, strict=True):
+                self.runner.measure(live, spec, workload)  # its wrong answer recorded, nothing loaded
+        return "wrong-answers" if lives else "no-server"
 
     def _round_estimate(self, relaunch: bool) -> float:
         """The next round's wall time: the median round, plus the median launch if one is due."""
@@ -186,7 +199,8 @@ class Rounds:
                         self.runner.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=0.0)
                     except LoadGenError as exc:
                         self.on_note(f"{session.label} {workload.name}: warmup failed: {exc}")
-        self._wait_until_idle(lives)
+        if _any_right_answer(order, lives):  # else nothing is loaded: no boot storm to wait out
+            self._wait_until_idle(lives)
         return lives, failures
 
     def _wait_until_idle(self, lives: dict[str, Live]) -> None:
@@ -339,6 +353,11 @@ def _windows_recorded(sessions: list[Session], method: str) -> int:
     """Trial records a round adds: one per window, or two per duet window (every pair of stacks)."""
     per_stack = sum(len(s.trials) for s in sessions)
     return per_stack * (len(sessions) - 1) if method == "duet" else per_stack
+
+
+def _any_right_answer(sessions: Sequence[Session], lives: dict[str, Live]) -> bool:
+    """Did any started server answer any of its workloads exactly, in the check before any load?"""
+    return any(lives[s.label].problems.get(w.name) is None for s in sessions if s.label in lives for w in s.workloads)
 
 
 def _terminate_all(lives: tuple[Live, ...]) -> None:

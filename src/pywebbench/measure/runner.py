@@ -113,8 +113,15 @@ class Runner(WindowMeasurer):
     def run(self, plan: Plan) -> list[TrialResult]:
         self.expect(len(plan.trials))
         for session in plan.sessions:
+            if self._wrong_everywhere_before(session.round):
+                break  # a whole round's answers were wrong: each later launch's would be too
             self.run_session(session)
         return self.results
+
+    def _wrong_everywhere_before(self, round_no: int) -> bool:
+        """Has a whole round before `round_no` passed with every answer wrong (checked before load)?"""
+        return bool(self.results) and round_no > min(t.spec.round for t in self.results) and all(
+            t.status is TrialStatus.INVALID_RESPONSE for t in self.results)
 
     def run_session(self, session: Session) -> None:
         try:
