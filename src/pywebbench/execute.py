@@ -40,6 +40,7 @@ from pywebbench.stage.reference import GoBuildError
 from pywebbench.results.model import MachineInfo, ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
 from pywebbench.measure.runner import Progress, Runner
+from pywebbench.orphans import guarded_run
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
 from pywebbench.services.watchdog import ServiceLost, Watchdog
@@ -50,10 +51,9 @@ from pywebbench.plan.sweep import grid, parse_knobs
 
 Point = tuple[tuple[str, Any], ...]
 SESSION_OVERHEAD_S = 4.0
+"""Server start, readiness and answer checks per session, as seen on this machine."""
 ABORTED = "aborted"
 """The end status of a run stopped by a service that died and could not be restarted."""
-"""Server start, readiness and answer checks per session, as seen on this machine."""
-
 
 EnvHook = Callable[[Backing], EnvProvider]
 """Wraps the environment builder once the services run (the `app` command's --setup needs them)."""
@@ -353,7 +353,7 @@ def execute(
     runner: Runner | None = None
     rounds = begun.first_rounds
     try:
-        with _stop_signals(), ExitStack() as services:
+        with _stop_signals(), guarded_run(cache_root() / "children", on_note), ExitStack() as services:  # guard outlasts services
             runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note, inventory)
             if drive is not None:
                 rounds = drive(runner, plan, budget)

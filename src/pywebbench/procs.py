@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import pwd
+import shutil
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -14,6 +18,8 @@ from types import TracebackType
 from typing import Any
 
 import psutil
+
+from pywebbench import orphans
 
 DEFAULT_GRACE_S = 5.0
 
@@ -61,6 +67,7 @@ class ManagedProcess:
         cwd: Path | None = None,
         grace_s: float = DEFAULT_GRACE_S,
         user: str | None = None,
+        hold_stdin: bool = False,
     ) -> None:
         self.argv = list(argv)
         self.env = dict(env)
@@ -68,6 +75,8 @@ class ManagedProcess:
         self.cwd = cwd
         self.grace_s = grace_s
         self.user = user
+        self.hold_stdin = hold_stdin
+        """stdin a pipe the harness holds until stop(): the child sees it end when the harness dies."""
         log_dir.mkdir(parents=True, exist_ok=True)
         self.stdout_path = log_dir / f"{name}.stdout.log"
         self.stderr_path = log_dir / f"{name}.stderr.log"
@@ -84,16 +93,17 @@ class ManagedProcess:
     def start(self) -> ManagedProcess:
         with open(self.stdout_path, "wb", opener=_private) as out, open(self.stderr_path, "wb", opener=_private) as err:
             self._popen = subprocess.Popen(
-                self.argv,
+                _dies_with_harness(self.argv, self.env, self.cwd),
                 env=self.env,
                 cwd=self.cwd,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE if self.hold_stdin else subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 process_group=0,
                 close_fds=True,
                 **_identity(self.user),
             )
+        orphans.record_group(self._popen.pid, self.name)  # for the guard, should the harness be killed
         return self
 
     def poll(self) -> int | None:
@@ -142,7 +152,10 @@ class ManagedProcess:
         for proc in self._known.values():
             _kill_if_same(proc)
         code = self._popen.wait()
-        _wait_group_gone(pgid, timeout_s=5.0)
+        if self._popen.stdin is not None:
+            self._popen.stdin.close()
+        if _wait_group_gone(pgid, timeout_s=5.0):
+            orphans.forget_group(pgid)  # a group still there stays recorded: the run's guard tries again
         self._stopped = code
         return code
 
@@ -190,10 +203,55 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-def _wait_group_gone(pgid: int, timeout_s: float) -> None:
+def _wait_group_gone(pgid: int, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
-    while _group_alive(pgid) and time.monotonic() < deadline:
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.05)
+    return True
+
+
+_PRCTL_THEN_EXEC = (
+    "import ctypes, os, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, 9)\n"  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+    "os.execvp(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+def _dies_with_harness(argv: list[str], env: Mapping[str, str], cwd: Path | None) -> list[str]:
+    """argv behind a wrapper that sets PR_SET_PDEATHSIG (SIGKILL) and execs it, same pid: the
+    child dies with the harness, even a SIGKILLed one. Its own forks (a server's workers) do not
+    inherit it: the run's guard (orphans.py) stops those."""
+    if threading.current_thread() is not threading.main_thread():
+        return argv  # the signal follows the *thread* that forked the child: it would die with that thread
+    if not _findable(argv[0], env, cwd):
+        return argv  # Popen's own FileNotFoundError, which callers report
+    setpriv = _setpriv()
+    if setpriv is not None:
+        return [setpriv, "--pdeathsig", "KILL", "--", *argv]
+    return [sys.executable, "-I", "-S", "-c", _PRCTL_THEN_EXEC, *argv]
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's setpriv (an exec, ~1 ms), when it can set the parent-death signal (2.33 on)."""
+    found = shutil.which("setpriv")
+    if found is None:
+        return None
+    try:
+        usage = subprocess.run([found, "--help"], capture_output=True, text=True, timeout=5, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found if "--pdeathsig" in usage else None
+
+
+def _findable(program: str, env: Mapping[str, str], cwd: Path | None) -> bool:
+    """Would Popen find `program` (on the child's PATH, or relative to its cwd)?"""
+    if "/" in program:
+        path = Path(program) if os.path.isabs(program) else (cwd or Path.cwd()) / program
+        return path.is_file() and os.access(path, os.X_OK)
+    return shutil.which(program, path=os.pathsep.join(os.get_exec_path(dict(env)))) is not None
 
 
 def _kill_if_same(proc: psutil.Process) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "pywebbench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "procs", "results"),
+    ("errors", "procs", "orphans", "results"),
     ("catalog",),
     ("plan",),
     ("stage",),

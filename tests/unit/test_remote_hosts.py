@@ -3,10 +3,14 @@ generators' raw latency records, the rig's names."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import subprocess
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pywebbench.loadgen.merge import Histogram, latency_of, merge_histograms, merge_results, parse_histogram
@@ -25,10 +29,40 @@ def test_remote_commands_are_quoted_and_get_an_explicit_environment() -> None:
 def test_a_detached_command_reports_its_group_and_runs_in_a_new_session(tmp_path: Path) -> None:
     """Run the very line sshd would run, here: the first line is the child's own process group."""
     line = detached_command(["sh", "-c", "ps -o pgid= -o sid= -p $$"], str(tmp_path / "o"), str(tmp_path / "e"))
-    done = subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=10, check=True)
-    pgid = int(done.stdout.strip())
+    held = subprocess.Popen(["sh", "-c", line], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert held.wait(timeout=10) == 0 and held.stdout is not None and held.stdin is not None
+    pgid = int(held.stdout.read().strip())
+    held.stdin.close()
     group, session = (int(v) for v in (tmp_path / "o").read_text().split())
     assert group == session == pgid
+
+
+def test_a_detached_command_stops_its_group_when_its_stdin_ends(tmp_path: Path) -> None:
+    """The harness holds the line's stdin: its death (or the connection's) ends it, and the
+    child's whole group on the host is stopped, as sshd itself would not."""
+    line = detached_command(["sh", "-c", "sleep 60 & exec sleep 60"], str(tmp_path / "o"), str(tmp_path / "e"))
+    held = subprocess.Popen(["sh", "-c", line], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert held.stdout is not None and held.stdin is not None
+    pgid = int(held.stdout.readline())
+    time.sleep(0.3)
+    assert held.poll() is None and len(_group(pgid)) == 2  # the child and its own child keep running
+    held.stdin.close()
+    assert held.wait(timeout=5) == 128 + signal.SIGTERM  # the child's status: stopped by TERM
+    deadline = time.monotonic() + 3
+    while _group(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _group(pgid) == []
+
+
+def _group(pgid: int) -> list[int]:
+    found = []
+    for proc in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except OSError:
+            continue
+    return found
 
 
 def test_ssh_options_name_the_key_and_known_hosts_and_never_an_agent(tmp_path: Path) -> None:

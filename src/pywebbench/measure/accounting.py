@@ -26,6 +26,7 @@ import psutil
 from pywebbench.measure.cgroups import CgroupError, CgroupTree, RoleCgroup, detect
 from pywebbench.measure.procsampler import OTHER, ResourceSampler
 from pywebbench.measure.proctable import ProcessTable, busy_seconds, steal_seconds
+from pywebbench.orphans import record_cgroups
 from pywebbench.results.model import ResourceUsage
 
 MIB = 1024 * 1024
@@ -205,4 +206,5 @@ def choose_accountant(stack: ExitStack, run_id: str, on_note: Callable[[str], No
     except CgroupError as exc:
         on_note(f"CPU accounting: /proc sampler ({exc})")
         return ProcAccountant()
+    record_cgroups(tree.directories())  # removed by the run's guard, or the next run, if this one is killed
     return CgroupAccountant(tree)

@@ -3,8 +3,9 @@
 One master connection per host (ControlMaster) carries every command of a run, so a command
 costs a channel, not a handshake. A remote child runs under `setsid`, in its own session and
 process group, and tells us its group id first; stopping it is TERM to that group, a grace
-period, KILL, on the host where it runs. Keys are only ever named by path, never read,
-copied or printed.
+period, KILL, on the host where it runs. The same happens there when the harness dies, even
+by SIGKILL: the child's command watches a stdin that only the harness holds open. Keys are
+only ever named by path, never read, copied or printed.
 """
 
 from __future__ import annotations
@@ -54,12 +55,27 @@ def remote_command(argv: Sequence[str], env: Mapping[str, str] | None = None, cw
     return f"cd {shlex.quote(cwd)} && {line}" if cwd else line
 
 
+REMOTE_GRACE_S = 2
+"""TERM to KILL on the host, for a child whose harness has gone."""
+_WATCHED = (
+    # stdin moves to fd 3 (an asynchronous list's stdin would be /dev/null); the child, in a new
+    # session, prints its group id and runs with its output in the logs; a watcher reads fd 3 until
+    # it ends (the harness died, or the connection dropped: sshd leaves a session without a
+    # terminal running) and then stops the child's group (`kill -SIG -PGID`: dash's kill takes no
+    # `--`); the child's exit status is the line's.
+    'exec 3<&0 </dev/null; '
+    'setsid sh -c \'echo "$$"; o=$1 e=$2; shift 2; exec "$@" >"$o" 2>"$e" 3<&-\' sh "$@" & c=$!; '
+    '{ cat <&3; kill -TERM "-$c"; sleep %d; kill -KILL "-$c"; } >/dev/null 2>&1 & w=$!; '
+    'exec 3<&-; wait "$c"; s=$?; kill "$w" 2>/dev/null; exit "$s"'
+) % REMOTE_GRACE_S
+
+
 def detached_command(argv: Sequence[str], stdout: str, stderr: str, env: Mapping[str, str] | None = None,
                      cwd: str | None = None) -> str:
-    """Run argv in a new session (`setsid -w`: its own process group, waited for), print that
-    group's id on the first line, send the child's output to remote log files."""
-    inner = f'echo "$$"; exec "$@" >{shlex.quote(stdout)} 2>{shlex.quote(stderr)} </dev/null'
-    return remote_command(["setsid", "-w", "sh", "-c", inner, "sh", *argv], env=env, cwd=cwd)
+    """Run argv in a new session (`setsid`: its own process group, waited for), print that
+    group's id on the first line, send the child's output to remote log files; stop that group
+    when the line's stdin ends (run it with ManagedProcess(hold_stdin=True))."""
+    return remote_command(["sh", "-c", _WATCHED, "sh", stdout, stderr, *argv], env=env, cwd=cwd)
 
 
 class SshConnection:
@@ -172,7 +188,7 @@ class RemoteProcess:
     """A child on a remote host in its own process group, stopped by that group there.
 
     The local `ssh` carrying it is itself a ManagedProcess (own group here); its exit is the
-    child's exit, since `setsid -w` waits for the child and sshd passes the status back.
+    child's exit, since the line waits for the child and sshd passes the status back.
     """
 
     def __init__(self, conn: SshConnection, argv: Sequence[str], *, name: str, remote_dir: str,
@@ -201,7 +217,7 @@ class RemoteProcess:
         self.conn.run(["mkdir", "-p", self.remote_dir])
         line = detached_command(self.argv, self.remote_stdout, self.remote_stderr, self.env, self.cwd)
         carrier = ManagedProcess(self.conn.ssh_argv(line), env=_ssh_env(), log_dir=self.local_log_dir,
-                                 name=f"{self.name}.ssh", grace_s=2.0)
+                                 name=f"{self.name}.ssh", grace_s=2.0, hold_stdin=True)
         carrier.start()
         self._carrier = carrier
         deadline = time.monotonic() + 15
