@@ -101,7 +101,7 @@ def _add_run_flags(p_run: argparse.ArgumentParser, knob: str | None = None) -> N
     p_run.add_argument("--generator", choices=list(GENERATOR_NAMES))
     p_run.add_argument("--requests", type=_positive_int, help="request count (ab)")
     p_run.add_argument("--repeats", type=_positive_int, help="rounds before the stopping rule may stop "
-                       "(5; 1 with --method restart), each in a fresh random order")
+                       "(6; 1 with --method restart), each in a fresh random order")
     p_run.add_argument("--aggregation", choices=list(AGGREGATIONS),
                        help="repeats into one figure: median (default), best (seed 003), mean (seed 004)")
     p_run.add_argument("--precision", type=float, help="add rounds until every 95%% interval of a ratio to the "
@@ -115,7 +115,8 @@ def _add_run_flags(p_run: argparse.ArgumentParser, knob: str | None = None) -> N
     p_run.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m: rounds are added "
                        "while intervals are wider than --precision and the budget allows")
     p_run.add_argument("--rounds-per-launch", type=_positive_int,
-                       help="rounds on one start of the servers before they are started again (3)")
+                       help="rounds on one start of the servers before they are started again (2; 1 where "
+                       "only that buys the 2 launches an interval needs within --budget)")
     p_run.add_argument("--timeout", type=float, help="seconds before the generator gives up on a request (5)")
     p_run.add_argument("--no-keepalive", dest="keepalive", action="store_const", const=False)
     p_run.add_argument("--seed", type=int, help="seed of the random stack order")
@@ -192,7 +193,7 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     p_app.add_argument("--settle", type=float, help="discarded seconds of load before each window (0.25)")
     p_app.add_argument("--workers", type=_positive_int, help="worker processes (default: seed 000's rule)")
     p_app.add_argument("--threads", type=_positive_int, help="threads per worker for threaded servers")
-    p_app.add_argument("--rounds", type=_positive_int, dest="repeats", help="rounds (5)")
+    p_app.add_argument("--rounds", type=_positive_int, dest="repeats", help="rounds (6)")
     p_app.add_argument("--rounds-per-launch", type=_positive_int)
     p_app.add_argument("--precision", type=float, help="add rounds until every interval is within this fraction")
     p_app.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m")

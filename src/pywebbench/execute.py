@@ -29,6 +29,7 @@ from pywebbench.stage.envs import EnvironmentBuilder, EnvProvider, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.registry import make_generator
+from pywebbench.plan.budgeting import estimate_seconds, fit_plan_to_budget
 from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import choose_accountant
 from pywebbench.measure.window import phases_of
@@ -50,8 +51,6 @@ from pywebbench.plan.hosts import Inventory
 from pywebbench.plan.sweep import grid, parse_knobs
 
 Point = tuple[tuple[str, Any], ...]
-SESSION_OVERHEAD_S = 4.0
-"""Server start, readiness and answer checks per session, as seen on this machine."""
 ABORTED = "aborted"
 """The end status of a run stopped by a service that died and could not be restarted."""
 
@@ -118,13 +117,6 @@ def _missing_only(plan: Plan, done: set[str]) -> Plan:
         if pairs:
             sessions.append(replace(session, trials=tuple(t for t, _ in pairs), workloads=tuple(w for _, w in pairs)))
     return replace(plan, sessions=tuple(sessions))
-
-
-def estimate_seconds(plan: Plan, options: RunOptions) -> float:
-    per_trial = options.warmup_s + options.duration_s
-    if options.requests and options.generator == "ab":
-        per_trial = options.warmup_s + 2.0  # a fixed count: its time depends on the stack
-    return len(plan.trials) * (per_trial + 0.5) + len(plan.sessions) * SESSION_OVERHEAD_S
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -345,6 +337,10 @@ def execute(
     if resume is None and results_path(run_dir).exists():
         raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")
     on_plan(plan, estimate_seconds(plan, options))
+    if options.method != "restart" and drive is None:
+        options, line = fit_plan_to_budget(options, plan, len(job.points))
+        on_note(line)
+        job = replace(job, options=options)
     header = _header(job, plan, generator, baseline)
     writer = ResultsWriter(results_path(run_dir), header)
     started = time.monotonic()

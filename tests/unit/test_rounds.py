@@ -112,7 +112,12 @@ def test_the_budget_and_the_round_limit_stop_it(tmp_path: Path) -> None:
     setup = _Setup(tmp_path)
     spent = setup.rounds.run(setup.plan(min_rounds=3, too_wide=lambda trials: ("x",),
                                         budget=Budget(time.monotonic() - 1)))
-    assert spent.rounds == 2 and spent.stopped == "budget"  # two rounds at least, for an interval
+    # A spent budget ends the run within one window: no minimum of rounds comes before it.
+    assert spent.rounds == 1 and spent.stopped == "budget"
+    assert setup.runner.results == []
+    short = setup.rounds.run(setup.plan(min_rounds=3, too_wide=lambda trials: ("x",),
+                                        budget=Budget(time.monotonic() + 0.05)))
+    assert short.stopped == "budget" and len(setup.runner.results) < 3  # cut within the first round
     capped = setup.rounds.run(setup.plan(min_rounds=1, max_rounds=4, too_wide=lambda trials: ("x",)))
     setup.close()
     assert capped.rounds == 4 and capped.stopped == "max-rounds"

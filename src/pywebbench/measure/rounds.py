@@ -24,7 +24,7 @@ from pywebbench.measure.accounting import WindowUsage
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
 from pywebbench.measure.runner import Runner
-from pywebbench.measure.quiesce import ServersCpu, wait_until_idle
+from pywebbench.measure.isolation import Isolation
 from pywebbench.measure.answers import odd_answers
 from pywebbench.measure.window import LaunchFailed, Live, died_during, load_failed, now
 from pywebbench.services.backing import PeakSampler
@@ -94,6 +94,7 @@ class Rounds:
         self._odd_seen: set[tuple[str, str]] = set()
         self._round_seconds: list[float] = []
         self._launch_seconds: list[float] = []
+        self.isolation = Isolation(runner.ledger, on_note)
 
     def run(self, plan: RoundPlan) -> SetOutcome:
         results_before = len(self.runner.results)
@@ -110,7 +111,9 @@ class Rounds:
                     stopped = "max-rounds"
                     break
                 relaunch = in_launch == 0 or in_launch >= self.rounds_per_launch
-                if done >= 2 and not plan.budget.allows(self._round_estimate(relaunch)):
+                # Only the first round runs whatever the budget says (it gives the estimate); its
+                # windows stop at the deadline too, so a run ends within its budget plus one window.
+                if done >= 1 and not plan.budget.allows(self._round_estimate(relaunch)):
                     stopped = "budget"
                     break
                 if done >= plan.min_rounds:
@@ -140,14 +143,16 @@ class Rounds:
                 self.runner.expect(_windows_recorded(sessions, self.method))
                 started = time.monotonic()
                 if self.method == "duet":
-                    self._duet_round(sessions, lives, failures, plan.baseline)
+                    self._duet_round(sessions, lives, failures, plan.baseline, plan.budget)
                 else:
-                    self._interleaved_round(sessions, lives, failures)
+                    self._interleaved_round(sessions, lives, failures, plan.budget)
                 self._round_seconds.append(time.monotonic() - started)
                 in_launch += 1
                 done += 1
                 round_no += 1
         self.runner.reset_pool()
+        if (said := self.isolation.summary()) is not None:
+            self.on_note(said)
         return SetOutcome(done, launches, stopped)
 
     def _record_unloaded(self, sessions: list[Session], lives: dict[str, Live],
@@ -199,34 +204,33 @@ class Rounds:
                         self.runner.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=0.0)
                     except LoadGenError as exc:
                         self.on_note(f"{session.label} {workload.name}: warmup failed: {exc}")
-        if _any_right_answer(order, lives):  # else nothing is loaded: no boot storm to wait out
-            self._wait_until_idle(lives)
+        # Without a right answer nothing is loaded: no boot storm to wait out.
+        self.isolation.launched(lives, wait=_any_right_answer(order, lives))
         return lives, failures
 
-    def _wait_until_idle(self, lives: dict[str, Live]) -> None:
-        """The launch's boot storm over before the first window (measure/quiesce.py)."""
-        if not lives:
-            return
-        quiet = wait_until_idle(ServersCpu(live.server for live in lives.values()), len(lives))
-        self.runner.ledger.add("quiet after launch", quiet.waited_s)
-        if not quiet.settled:
-            self.on_note(f"the {len(lives)} launched servers still used {quiet.last_share:.2f} CPUs after "
-                         f"{quiet.waited_s:.0f} s; measuring anyway (the first round may show their boot)")
-
     def _interleaved_round(self, sessions: list[Session], lives: dict[str, Live],
-                           failures: dict[str, LaunchFailed]) -> None:
+                           failures: dict[str, LaunchFailed], budget: Budget) -> None:
         windows = [(session, spec, workload) for session in sessions
                    for spec, workload in zip(session.trials, session.workloads, strict=True)]
         self.rng.shuffle(windows)
         for session, spec, workload in windows:
+            if not budget.allows(0.0):
+                self.on_note("the budget ran out within a round: its remaining windows were not measured")
+                return
             live = lives.get(session.label)
             if live is None:
                 self.runner.fail((spec,), failures[session.label])
                 continue
-            self.runner.measure(live, spec, workload, settle_s=spec.settle_s)
+            self.isolation.before_window()
+            result = self.runner.measure(live, spec, workload, settle_s=spec.settle_s)
+            self.isolation.measured(result, lambda: self._again(live, spec, workload))
+
+    def _again(self, live: Live, spec: TrialSpec, workload: Workload) -> TrialResult:
+        self.runner.expect(1)
+        return self.runner.measure(live, spec, workload, settle_s=spec.settle_s)
 
     def _duet_round(self, sessions: list[Session], lives: dict[str, Live], failures: dict[str, LaunchFailed],
-                    baseline: str) -> None:
+                    baseline: str, budget: Budget) -> None:
         """Every pair of stacks loaded at the same time, once per round, in a fresh random order.
 
         Pairing each stack only with the baseline loaded the baseline in every window and the others
@@ -241,6 +245,9 @@ class Rounds:
                  for i in range(len(first.trials))]
         self.rng.shuffle(pairs)
         for first, second, i in pairs:
+            if not budget.allows(0.0):
+                self.on_note("the budget ran out within a round: its remaining windows were not measured")
+                return
             spec, workload = first.trials[i], first.workloads[i]
             other_spec = next(sp for sp in second.trials if sp.workload == spec.workload)
             mine = replace(spec, partner=second.label, trial_id=f"{spec.trial_id}@{second.label}")
@@ -259,6 +266,7 @@ class Rounds:
         sides = [(live, spec), (partner, partner_spec)]
         if self._refuse_wrong_answers(sides, workload):
             return
+        self.isolation.before_window()
         if self.rng.random() < 0.5:
             sides.reverse()
         specs = [replace(sp, launch=s.launch, slot=i + 1) for i, (s, sp) in enumerate(sides)]

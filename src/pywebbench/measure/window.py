@@ -20,7 +20,7 @@ from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant, WindowUsage
 from pywebbench.measure.answers import Reply
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
-from pywebbench.measure.checks import instrument_check, trial_checks
+from pywebbench.measure.checks import IDLE_APPS, instrument_check, trial_checks
 from pywebbench.measure.launchers import HOST, GroupUsage, RunningServer, process_tree, server_gone
 from pywebbench.measure.procsampler import OTHER
 from pywebbench.plan.sessions import Session
@@ -47,10 +47,6 @@ class TimeLedger:
 def phases_of(ledger: dict[str, float], wall_s: float) -> dict[str, float]:
     """A run's ledger with the unaccounted rest of its wall time as the harness's own."""
     return {**ledger, "other (harness)": max(0.0, wall_s - sum(ledger.values()))}
-
-
-IDLE_APPS = "idle-apps"
-"""Every live server but the loaded one, summed: what idle stacks cost during a window."""
 
 
 class LaunchFailed(Exception):
