@@ -114,6 +114,8 @@ def _add_run_flags(p_run: argparse.ArgumentParser, knob: str | None = None) -> N
     p_run.add_argument("--settle", type=float, help="discarded seconds of load before each interleaved window")
     p_run.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m: rounds are added "
                        "while intervals are wider than --precision and the budget allows")
+    p_run.add_argument("--equivalence", type=_fraction, metavar="PCT", help="ranking neighbours within ±PCT "
+                       "of each other are 'equivalent' (two one-sided tests; 5%%)")
     p_run.add_argument("--rounds-per-launch", type=_positive_int,
                        help="rounds on one start of the servers before they are started again (2; 1 where "
                        "only that buys the 2 launches an interval needs within --budget)")
@@ -195,6 +197,8 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     p_app.add_argument("--threads", type=_positive_int, help="threads per worker for threaded servers")
     p_app.add_argument("--rounds", type=_positive_int, dest="repeats", help="rounds (6)")
     p_app.add_argument("--rounds-per-launch", type=_positive_int)
+    p_app.add_argument("--equivalence", type=_fraction, metavar="PCT", help="servers within ±PCT of each other "
+                       "are 'equivalent' (5%%)")
     p_app.add_argument("--precision", type=float, help="add rounds until every interval is within this fraction")
     p_app.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m")
     p_app.add_argument("--stack-cpus", type=_cpu_list)

@@ -83,7 +83,7 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
              "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir",
              "max_db_sessions", "db_delay", "db_rows", "db_pool", "upstream_delay", "upstream_size", "cpu_size",
              "topology", "driver", "db", "aggregation", "precision", "max_rounds", "method", "settle", "budget",
-             "rounds_per_launch", "timeout", "hosts", "rtt", "allow_remote")
+             "rounds_per_launch", "timeout", "hosts", "rtt", "allow_remote", "equivalence")
     flags = {name: getattr(args, name) for name in names}
     for name in ("stacks", "workloads"):
         if flags[name] is not None:

@@ -47,7 +47,7 @@ RunJob = Callable[[Job, Catalog, str, Drive | None], Outcome]
 """Runs a job against a catalog with a baseline, printing as `run` does (cli.py's _execute);
 with a Drive it prints no run table (the tuning table is printed here instead)."""
 _RUN_FLAGS = ("connections", "duration", "warmup", "settle", "workers", "threads", "repeats", "rounds_per_launch",
-              "precision", "budget", "stack_cpus", "loadgen_cpus", "timeout", "seed", "out_dir")
+              "precision", "budget", "stack_cpus", "loadgen_cpus", "timeout", "seed", "out_dir", "equivalence")
 
 
 @dataclass(frozen=True)

@@ -66,12 +66,12 @@ def test_paired_terminal_tables_show_the_ratio_interval_ties_and_cpu_ratio(paire
                                                                            restart: ResultSet) -> None:
     rows = _first_cell(paired)
     headers = _headers(Format.TERMINAL, rows)
-    assert headers[4:9] == ["Req/s", "Ratio", "Ratio 95% CI", "Tie", "CPU/req ratio"]
+    assert headers[4:10] == ["Req/s", "Ratio", "Ratio 95% CI", "Tie", "Next", "CPU/req ratio"]
     assert "95% CI" not in headers
     for fmt in (Format.MARKDOWN, Format.HTML):  # every format shows the ties, after the ratio
         restart_headers = _headers(fmt, _first_cell(restart))
         at = restart_headers.index(column("ratio").header_in(fmt)) + 1
-        assert _headers(fmt, rows) == [*restart_headers[:at], "Tie", *restart_headers[at:]]
+        assert _headers(fmt, rows) == [*restart_headers[:at], "Tie", "vs next", *restart_headers[at:]]
 
 
 def test_open_loop_tables_add_the_uncorrected_p99_to_the_terminal(restart: ResultSet) -> None:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from pywebbench.analyze.neighbours import rank_with_ties, tied
 from pywebbench.analyze.paired import (
     Interval,
     Observation,
@@ -14,12 +15,10 @@ from pywebbench.analyze.paired import (
     level_variances,
     min_detectable,
     paired_ratios,
-    rank_with_ties,
     ratio_interval,
     rounds_needed,
     should_continue,
     statistic_value,
-    tied,
     unpaired_ratio_interval,
 )
 

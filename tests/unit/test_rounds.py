@@ -60,9 +60,13 @@ class _Setup:
 
 def test_every_stack_once_per_round_in_a_fresh_order_with_a_settle_before_each_window(tmp_path: Path) -> None:
     setup = _Setup(tmp_path)
+    progress: list[tuple[int, int]] = []
+    setup.runner.on_progress = lambda p: progress.append((p.done, p.total))
     outcome = setup.rounds.run(setup.plan(min_rounds=5))
     setup.close()
     assert outcome.rounds == 5 and outcome.stopped == "rounds"
+    # the progress total counts every planned round from the start (it used to restart each round)
+    assert {total for done, total in progress if done} == {15}
     trials = load_results(tmp_path).trials
     assert Counter(t.spec.round for t in trials) == {r: 3 for r in range(1, 6)}
     assert all(Counter(t.spec.stack_id for t in trials if t.spec.round == r) == Counter(

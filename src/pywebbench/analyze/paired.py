@@ -284,6 +284,15 @@ def with_run_term(interval: Interval, sd: float, df: float) -> Interval:
                    df=total_df)
 
 
+def launch_centre(observations: Sequence[Observation]) -> float | None:
+    """exp of the mean of the launch means of the logs: the centre every interval here is about."""
+    positive = [o for o in observations if o.value > 0]
+    if not positive:
+        return None
+    means = launch_intervals(launch_array([positive])).centre
+    return math.exp(float(means[0]))
+
+
 def why_no_interval(ratios: Sequence[Observation], prior: Prior = NO_PRIOR) -> str | None:
     """The table's words where a ratio has no interval ("needs 2 launches"); None when it has one."""
     return needs(len({o.launch for o in ratios}), prior.df)
@@ -347,50 +356,6 @@ def rounds_needed(interval: Interval, target_half_width: float) -> int:
         raise ValueError("target half-width must be positive")
     projected = interval.n_rounds * (interval.half_width / target_half_width) ** 2
     return max(interval.n_rounds, math.ceil(projected - 1e-9))  # 160.00000001 is 160
-
-
-def pair_prior(prior: Prior) -> Prior:
-    """The prior for a ratio between two stacks of a table: two own parts' spread, no baseline share."""
-    return Prior(2.0 * prior.variance, prior.df, prior.stacks) if prior.df > 0 else NO_PRIOR
-
-
-def tied(
-    a: Sequence[Observation], b: Sequence[Observation], *, prior: Prior = NO_PRIOR,
-    confidence: float = CONFIDENCE,
-) -> bool | None:
-    """Whether the paired a/b interval contains 1; None when there is no interval.
-
-    `prior`: the table's own-part prior (table_intervals); a/b holds two stacks' own parts and
-    no baseline share, so it borrows their doubled spread.
-    """
-    interval = ratio_interval(paired_ratios(a, b), prior=pair_prior(prior), confidence=confidence)
-    return None if interval is None else not interval.excludes_one
-
-
-def rank_with_ties(
-    items: Sequence[tuple[str, Sequence[Observation]]], *,
-    higher_is_better: bool = True, prior: Prior = NO_PRIOR, confidence: float = CONFIDENCE,
-) -> list[tuple[str, int]]:
-    """Labels best first, each with a tie group (from 1).
-
-    A row joins the previous row's group when the two are tied by their own paired ratio
-    (adjacent neighbours only: overlapping intervals against a baseline would hide the pairing),
-    or when that ratio has no interval (nothing tells them apart). Rows without a value come
-    last, each in a group of its own.
-    """
-    scored = [(label, obs, statistic_value(obs, Statistic.GEOMEAN)) for label, obs in items]
-    sign = -1.0 if higher_is_better else 1.0
-    ranked = sorted(scored, key=lambda row: (row[2] is None, sign * (row[2] or 0.0)))
-    out: list[tuple[str, int]] = []
-    group = 0
-    previous: Sequence[Observation] | None = None
-    for label, obs, value in ranked:
-        same = (previous is not None and value is not None
-                and tied(previous, obs, prior=prior, confidence=confidence) is not False)
-        group += 0 if same else 1
-        out.append((label, group))
-        previous = obs if value is not None else None
-    return out
 
 
 def should_continue(intervals: Mapping[str, Interval | None], precision: float) -> tuple[str, ...]:

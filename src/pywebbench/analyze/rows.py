@@ -12,14 +12,14 @@ from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.analyze.rechecks import rechecked, recorded_ceilings, spread_check
 from pywebbench.plan.knobs import knob_short
 from pywebbench.analyze.moderation import NO_PRIOR, Prior
+from pywebbench.analyze.neighbours import EQUIVALENCE, pair_verdict, rank_with_ties
 from pywebbench.analyze.pairing import Paired, moderated_table, observations, paired_to_baseline, rps_of
 from pywebbench.analyze.paired import (
     Interval,
     Observation,
+    launch_centre,
     min_detectable,
-    rank_with_ties,
     ratio_interval,
-    statistic_value,
 )
 from pywebbench.results.model import Cell, ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
 from pywebbench.analyze.stats import Aggregation, aggregate, aggregate_ci, ratio_ci
@@ -91,6 +91,9 @@ class Row:
     cpu_ratio_ci: tuple[float, float] | None = None
     mde: float | None = None
     """Smallest difference from the baseline detectable at 80% power with the rounds spent."""
+    next_verdict: str | None = None
+    """This row against the next one down in its table's ranking: different, equivalent (within the
+    run's --equivalence margin) or unresolved (analyze/neighbours.PairVerdict); None for the last."""
     interval_note: str | None = None
     """Why a paired row has no ratio interval ("needs 2 launches"): said where the range would be."""
     tie_group: int | None = None
@@ -178,6 +181,12 @@ def latest_trials(trials: tuple[TrialResult, ...]) -> tuple[TrialResult, ...]:
     return tuple(latest.values())
 
 
+def run_equivalence(results: ResultSet) -> float:
+    """The run's --equivalence margin (the default for runs made before it was an option)."""
+    stored = results.header.options.get("equivalence")
+    return float(stored) if isinstance(stored, (int, float)) and 0 < stored < 1 else EQUIVALENCE
+
+
 def run_baseline(results: ResultSet) -> str:
     """The stack every ratio is to: the run's own (calibrate's A), else the catalog's baseline."""
     stored = results.header.options.get("baseline")
@@ -196,7 +205,7 @@ def summarize(results: ResultSet, baseline: str | None = None, aggregation: Aggr
             for (label, cell), trials in groups.items()]
     missing = {trials[0].spec.workload for (_label, cell), trials in groups.items() if not _rps_values(
         base_trials.get(cell, []))}
-    rows = _with_ties(rows, groups, baseline, cells, priors)
+    rows = _with_ties(rows, groups, baseline, cells, priors, run_equivalence(results))
     # Paired rows rank by their ratio, the figure their ties are decided on.
     rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method != "restart" else r.rps) or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))
@@ -309,7 +318,7 @@ def _row(label: str, trials: list[TrialResult], base: list[TrialResult], how: Ag
     rps, base_rps = aggregate(values, how), aggregate(base_values, how)
     ratio = rps / base_rps if rps is not None and base_rps else None
     if paired is not None and paired.ratios:
-        ratio = paired.interval.center if paired.interval is not None else statistic_value(paired.ratios)
+        ratio = launch_centre(paired.ratios)
     rps_ci = aggregate_ci(values, how)
     worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
     note = next((t.error for t in trials if t.error), None)
@@ -340,7 +349,7 @@ def _ratio_ci(paired: Paired | None, values: list[float], base_values: list[floa
 
 def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]],
                baseline: str, cells: dict[tuple[object, ...], list[TrialResult]],
-               priors: dict[tuple[object, ...], Prior]) -> list[Row]:
+               priors: dict[tuple[object, ...], Prior], margin: float) -> list[Row]:
     """Tie groups per cell from each row's per-round ratio to the baseline (paired methods only).
 
     Neighbours in the ranking are compared by their own paired ratio, round by round, not by
@@ -364,6 +373,16 @@ def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], lis
             else:
                 items.append((row.label, list(paired_to_baseline(groups[(row.label, cell)], base, row.label,
                                                                  cells[cell]).ratios)))
-        groups_of = dict(rank_with_ties(items, prior=priors.get(cell, NO_PRIOR)))
-        out += [replace(r, tie_group=groups_of.get(r.label)) for r in cell_rows]
+        prior = priors.get(cell, NO_PRIOR)
+        ranking = rank_with_ties(items, prior=prior)
+        groups_of = dict(ranking)
+        verdicts = _next_verdicts([label for label, _ in ranking], dict(items), prior, margin)
+        out += [replace(r, tie_group=groups_of.get(r.label), next_verdict=verdicts.get(r.label)) for r in cell_rows]
     return out
+
+
+def _next_verdicts(order: list[str], by_label: dict[str, list[Observation]], prior: Prior,
+                   margin: float) -> dict[str, str]:
+    """Each ranked row (best first) against the one below it."""
+    return {upper: pair_verdict(by_label[upper], by_label[lower], prior=prior, margin=margin).value
+            for upper, lower in zip(order, order[1:]) if by_label[upper] and by_label[lower]}

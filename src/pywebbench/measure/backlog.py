@@ -23,10 +23,15 @@ HELD = frozenset({ESTABLISHED, SYN_RECV, CLOSE_WAIT})
 
 def pending(ports: Iterable[int], tables: Iterable[Path] = TABLES) -> int:
     """Connections queued for or held by whatever listens on these local ports."""
-    wanted = {f"{port:04X}" for port in ports}
+    return sum(pending_by_port(ports, tables).values())
+
+
+def pending_by_port(ports: Iterable[int], tables: Iterable[Path] = TABLES) -> dict[int, int]:
+    """The same, per port (only ports with some)."""
+    wanted = {f"{port:04X}": port for port in ports}
+    found: dict[int, int] = {}
     if not wanted:
-        return 0
-    count = 0
+        return found
     for table in tables:
         try:
             lines = table.read_text().splitlines()[1:]
@@ -36,9 +41,7 @@ def pending(ports: Iterable[int], tables: Iterable[Path] = TABLES) -> int:
             fields = line.split()
             if len(fields) < 5:
                 continue
-            local_port = fields[1].rsplit(":", 1)[-1]
-            if local_port not in wanted:
-                continue
-            if fields[3] in HELD:
-                count += 1
-    return count
+            port = wanted.get(fields[1].rsplit(":", 1)[-1])
+            if port is not None and fields[3] in HELD:
+                found[port] = found.get(port, 0) + 1
+    return found

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from pywebbench.measure.backlog import pending
+from pywebbench.measure.backlog import pending, pending_by_port
 from pywebbench.measure.checks import neighbours_busy
 from pywebbench.measure.quiesce import ServersCpu, wait_until_drained, wait_until_idle
 from pywebbench.measure.window import Live, TimeLedger
@@ -33,6 +33,7 @@ class Isolation:
         self.still_busy = 0
         self._cpu: ServersCpu | None = None
         self._ports: tuple[int, ...] = ()
+        self._label_of: dict[int, str] = {}
         self._servers = 0
         self._slow_said = False
 
@@ -41,8 +42,9 @@ class Isolation:
         self._cpu = ServersCpu(live.server for live in lives.values()) if lives else None
         self._servers = len(lives)
         # Local servers only: a remote one's sockets are in its host's table, not ours.
-        self._ports = tuple({p for live in lives.values() if live.server.group_usage is None
-                             for p in (live.port, live.server.port)})
+        self._label_of = {p: live.session.label for live in lives.values() if live.server.group_usage is None
+                          for p in (live.port, live.server.port)}
+        self._ports = tuple(self._label_of)
         if self._cpu is None or not wait:
             return
         quiet = wait_until_idle(self._cpu, self._servers)
@@ -58,11 +60,14 @@ class Isolation:
             return
         drained = wait_until_drained(lambda: pending(self._ports), timeout_s=WINDOW_QUIET_TIMEOUT_S)
         if not drained.drained:
-            # A server that never closes a connection would cost the timeout at every window: its
-            # queue is not waited for again in this launch (the CPU wait and the check still hold).
-            self._ports = ()
-            self.on_note(f"{drained.left} connection(s) still queued or open at the live servers after "
-                         f"{drained.waited_s:.0f} s; not waiting for their queues again in this launch")
+            # A server that never closes some connections (bjoern leaves clients' closed ones in
+            # CLOSE_WAIT) would cost the timeout at every window: its queue is not waited for again
+            # in this launch (the CPU wait and the busy-neighbours check still hold for it).
+            stuck = pending_by_port(self._ports)
+            self._ports = tuple(p for p in self._ports if p not in stuck)
+            names = sorted({self._label_of[p] for p in stuck})
+            self.on_note(f"{', '.join(names) or 'a live server'} still held {sum(stuck.values())} connection(s) "
+                         f"after {drained.waited_s:.0f} s; not waiting for its queue again in this launch")
         quiet = wait_until_idle(self._cpu, self._servers, timeout_s=WINDOW_QUIET_TIMEOUT_S)
         self.ledger.add("quiet before windows", drained.waited_s + quiet.waited_s)
         if not quiet.settled and not self._slow_said:

@@ -140,7 +140,8 @@ class Rounds:
                     if not _any_right_answer(sessions, lives):  # none started, or none answered right
                         stopped = self._record_unloaded(sessions, lives, failures)
                         break
-                self.runner.expect(_windows_recorded(sessions, self.method))
+                # The planned rounds counted at once (the total restarted each round), then each added one.
+                self.runner.expect(_windows_recorded(sessions, self.method) * _rounds_to_count(done, plan.min_rounds))
                 started = time.monotonic()
                 if self.method == "duet":
                     self._duet_round(sessions, lives, failures, plan.baseline, plan.budget)
@@ -355,6 +356,11 @@ class Rounds:
         result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)
                          + instrument_check("#DB sampler", peak.error if peak is not None else None))
         runner.record(result)
+
+
+def _rounds_to_count(done: int, planned: int) -> int:
+    """Rounds a round adds to the progress total: all the planned ones with the first, one past them."""
+    return max(1, planned) if done == 0 else int(done >= planned)
 
 
 def _windows_recorded(sessions: list[Session], method: str) -> int:

@@ -12,7 +12,10 @@ from typing import Any
 
 from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.errors import UserError
+from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
 from pywebbench.plan.hosts import check_placement
+
+__all__ = ["CpuSplit", "default_split", "parse_cpu_list"]  # their home is plan/cpus.py; said here for older imports
 
 ENV_PREFIX = "PYWEBBENCH_"
 DEFAULT_ROUNDS = 6
@@ -44,48 +47,6 @@ DEFAULT_SUITE: tuple[str, ...] = (
     "aiohttp:aiohttp",
     "tornado:tornado",
 )
-
-
-@dataclass(frozen=True)
-class CpuSplit:
-    """Disjoint CPU sets for the stack and the load generator, so neither steals the other's."""
-
-    stack: tuple[int, ...]
-    loadgen: tuple[int, ...]
-
-    @property
-    def disjoint(self) -> bool:
-        return not set(self.stack) & set(self.loadgen)
-
-
-def parse_cpu_list(text: str) -> tuple[int, ...]:
-    """'0-2,5' -> (0, 1, 2, 5), the syntax taskset and cpusets use."""
-    cpus: set[int] = set()
-    try:
-        for part in text.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            if "-" in part:
-                low, high = (int(x) for x in part.split("-", 1))
-                if high < low:
-                    raise ValueError
-                cpus.update(range(low, high + 1))
-            else:
-                cpus.add(int(part))
-    except ValueError:
-        raise UserError(f"bad CPU list {text!r}: use a form like 0-2,5") from None
-    if not cpus:
-        raise UserError(f"empty CPU list {text!r}")
-    return tuple(sorted(cpus))
-
-
-def default_split(available: tuple[int, ...]) -> CpuSplit:
-    """A quarter of the CPUs (at least one) for the generator, the rest for the stack."""
-    if len(available) < 2:
-        return CpuSplit(stack=available, loadgen=available)
-    share = max(1, len(available) // 4)
-    return CpuSplit(stack=available[share:], loadgen=available[:share])
 
 
 @dataclass(frozen=True)
@@ -167,6 +128,8 @@ class RunOptions:
     life, and an interval's degrees of freedom come from launches (Kalibera & Jones 2013)."""
     budget_s: float | None = None
     """Wall-time budget of the measuring: no round starts that would not finish inside it."""
+    equivalence: float = 0.05
+    """Neighbours in a ranking within ±this of each other are 'equivalent' (two one-sided tests)."""
 
     @property
     def services(self) -> ServiceSettings:
@@ -251,6 +214,8 @@ class RunOptions:
             raise UserError(f"--rounds-per-launch must be positive, got {self.rounds_per_launch}")
         if self.budget_s is not None and self.budget_s <= 0:
             raise UserError(f"--budget must be positive, got {self.budget_s:g}s")
+        if not 0 < self.equivalence < 1:
+            raise UserError(f"--equivalence must be between 0% and 100%, got {self.equivalence:g}")
         if self.rate is not None:
             if self.rate <= 0:
                 raise UserError(f"--rate must be positive, got {self.rate}")

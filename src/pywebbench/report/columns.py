@@ -127,6 +127,10 @@ def _beside(value: str, ci: tuple[float, float] | None, spec: str, note: str | N
     return f"{value} {bounds}" if bounds else value
 
 
+_SHORT_VERDICT = {"different": "!=", "equivalent": "~=", "unresolved": "?"}
+"""The terminal's narrow spelling of a row's verdict against the next (the legend says which)."""
+
+
 def _ratio_bounds(row: Row) -> str:
     """The ratio's interval, or why it has none ('needs 2 launches'), never a range it cannot support."""
     return row.interval_note if row.ratio_ci is None and row.interval_note else _bounds(row.ratio_ci, ".3f")
@@ -205,6 +209,11 @@ COLUMNS: tuple[Column, ...] = (
            lambda r, t: _ratio_bounds(r), {_T: Look()}, when=_paired),
     Column("tie", "Tie", lambda r: r.tie_group, _tie, _ALL, Align.CENTER, when=_paired,
            hint="rows with the same number are tied: the interval of their own paired ratio holds 1"),
+    Column("next", "vs next", lambda r: r.next_verdict, lambda r, t: r.next_verdict or "",
+           {_T: Look("Next", lambda r, t: _SHORT_VERDICT.get(r.next_verdict or "", "")), _M: Look(), _H: Look()},
+           Align.CENTER,
+           when=_paired, hint="against the row below: different (95% interval excludes 1), equivalent (within "
+           "the run's --equivalence margin, two one-sided tests) or unresolved"),
     Column("cpu_ratio", "CPU/req ratio", lambda r: r.cpu_ratio, _fmt(lambda r: r.cpu_ratio, ".3f"), {_T: Look()},
            when=_paired),
     Column("p50", "P50 ms", lambda r: r.p50_ms, _latency(lambda r: r.p50_ms),

@@ -151,10 +151,12 @@ def method_note(rows: list[Row]) -> str:
     launches = max(r.launches for r in rows)
     spec = rows[0].spec
     text = (f"Method: {method}, {rounds} rounds in {launches} launch(es), {spec.duration_s:g}s windows after "
-            f"{spec.settle_s:g}s settles. Ratio: to the baseline within each round (a 10%-trimmed geometric "
-            "mean over rounds); its 95% interval treats rounds as nested in launches (rounds resampled within "
-            "each launch, plus the variance between launches, Student's t). Rows with the "
-            "same Tie number are tied: the interval of their own paired ratio holds 1.")
+            f"{spec.settle_s:g}s settles. Ratio: to the baseline within each round, the geometric mean of "
+            "its launch means; its 95% interval is Student's t over the launch means, their spread moderated "
+            "across the table's stacks (one launch: no interval, 'needs 2 launches'). Rows with the "
+            "same Tie number are tied: the interval of their own paired ratio holds 1. Next: each row against "
+            "the one below, != different, ~= equivalent (two one-sided tests within the run's --equivalence "
+            "margin), ? unresolved.")
     if method == "duet":
         text += (" Duet: every pair of stacks was loaded at the same time once a round, on the same CPUs "
                  "with equal CPU shares, and each ratio to the baseline is the least-squares fit to all of "
