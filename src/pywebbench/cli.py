@@ -14,7 +14,8 @@ from pathlib import Path
 
 
 from pywebbench.analyze.calibrate import (calibrate_report, calibration_variants, EXTRA_WORK_ENV, loops_per_us,
-                                          size_extra_work, sizing_variants)
+                                          size_extra_work, sizing_variants, expected_ab, Sizing)
+from pywebbench.analyze.paired import Interval
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog, build_catalog
 from pywebbench.analyze.compare import compare_results
@@ -176,6 +177,28 @@ def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
     return exit_code(outcome)
 
 
+def _sizing_phase(options: RunOptions, catalog: Catalog, stack_id: str, per_us: float, slowdown: float,
+                  run_dir: Path) -> tuple[Sizing, Interval | None, float] | int:
+    """The sizing run: A's CPU per request and a probe's cost; the loops B gets, the B/A they
+    should give (with its interval) and the seconds measured; an exit code if it did not finish."""
+    err.print(f"sizing: A's CPU per request and what a loop costs the app, for a {slowdown:.0%} slowdown of B")
+    sized = sizing_variants(catalog, stack_id, per_us)
+    probe_loops = int(dict(sized[1].app_env)[EXTRA_WORK_ENV])
+    sizing = Job("calibrate", replace(options, method="interleaved", repeats=SIZING_ROUNDS, precision=None,
+                                     budget_s=None, out_dir=run_dir / "sizing"),
+                 variants=sized, extra={"phase": "sizing"})
+    outcome = run_in_terminal(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")
+    if outcome.status != "complete":
+        return 1 if outcome.status == ABORTED else 130
+    read = size_extra_work(load_results(outcome.run_dir), slowdown, probe_loops)
+    expected = expected_ab(read)
+    err.print(f"sizing: A spends {read.cpu_a_us:,.0f} us per request, a loop costs the app "
+              f"{read.per_loop_us * 1000:.1f} ns: B spins {read.loops:,} loops per request"
+              + (f" (expected B/A {expected.center:.4f} [{expected.low:.4f}, {expected.high:.4f}])"
+                 if expected is not None else ""))
+    return read, expected, outcome.ledger.get("measured windows", 0.0)
+
+
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     if args.resume is not None:
         raise UserError("a calibration cannot be resumed; run `pywebbench calibrate` again")
@@ -200,22 +223,14 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     per_us = loops_per_us()
     extra_loops = round(args.extra_us * per_us) if args.extra_us is not None else 0
     loop_cost_us: float | None = None
+    expected: Interval | None = None
     measured_s = 0.0
     if args.extra_us is None:
-        err.print(f"sizing: A's CPU per request and what a loop costs the app, for a {args.slowdown:.0%} slowdown of B")
-        sized = sizing_variants(catalog, stack_id, per_us)
-        probe_loops = int(dict(sized[1].app_env)[EXTRA_WORK_ENV])
-        sizing = Job("calibrate", replace(options, method="interleaved", repeats=SIZING_ROUNDS, precision=None,
-                                         budget_s=None, out_dir=run_dir / "sizing"),
-                     variants=sized, extra={"phase": "sizing"})
-        outcome = run_in_terminal(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")
-        if outcome.status != "complete":
-            return 1 if outcome.status == ABORTED else 130
-        measured_s += outcome.ledger.get("measured windows", 0.0)
-        extra_loops, cpu_a_us, loop_cost_us = size_extra_work(load_results(outcome.run_dir), args.slowdown,
-                                                              probe_loops)
-        err.print(f"sizing: A spends {cpu_a_us:,.0f} us per request, a loop costs the app {loop_cost_us * 1000:.1f} ns: "
-                  f"B spins {extra_loops:,} loops per request")
+        sized_up = _sizing_phase(options, catalog, stack_id, per_us, args.slowdown, run_dir)
+        if isinstance(sized_up, int):
+            return sized_up
+        sizing_read, expected, measured_s = sized_up
+        extra_loops, loop_cost_us = sizing_read.loops, sizing_read.per_loop_us
     spent = time.monotonic() - started
     budget = None if options.budget_s is None else max(1.0, options.budget_s - spent)
     variants = calibration_variants(catalog, stack_id, extra_loops)
@@ -226,7 +241,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     wall_s = time.monotonic() - started
     report = calibrate_report(load_results(outcome.run_dir), extra_loops=extra_loops,
                               extra_us=extra_loops / per_us, slowdown=args.slowdown,
-                              wall_s=wall_s, loop_cost_us=loop_cost_us,
+                              wall_s=wall_s, loop_cost_us=loop_cost_us, expected=expected,
                               measured_share=(measured_s + main_measured) / wall_s,
                               main_measured_share=main_measured / outcome.wall_s if outcome.wall_s > 0 else None,
                               main_phases=phases_of(outcome.ledger, outcome.wall_s))

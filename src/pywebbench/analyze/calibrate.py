@@ -12,13 +12,15 @@ detect at 80% power.
 from __future__ import annotations
 
 import json
+import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
-from pywebbench.analyze.paired import min_detectable
+from pywebbench.analyze.moderation import t_quantile
+from pywebbench.analyze.paired import Interval, min_detectable
 from pywebbench.plan.sessions import Variant
 from pywebbench.results.model import ResultSet
 
@@ -62,8 +64,22 @@ def sizing_variants(catalog: Catalog, stack_id: str, per_us: float) -> tuple[Var
     return a, b
 
 
-def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> tuple[int, float, float]:
-    """(loops for B, A's CPU us per request, the app's CPU us per loop).
+@dataclass(frozen=True)
+class Sizing:
+    """What the sizing phase read, and the loops B gets from it."""
+
+    loops: int
+    cpu_a_us: float
+    """A's CPU per request in the sizing windows."""
+    per_loop_us: float
+    """What one loop cost the running app (B's probe over A, by the kernel's CPU time)."""
+    probe_loops: int
+    probe_ratio: Interval | None
+    """B's CPU per request over A's in the sizing windows (the probe), with its interval."""
+
+
+def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> Sizing:
+    """Loops for B, from A's CPU per request and what a loop cost the app in the sizing run.
 
     Makes a CPU-bound stack `slowdown` slower in req/s: its CPU per request t must grow to
     t / (1 - s), by t * s / (1 - s). A loop costs the running app more than it costs in a
@@ -77,7 +93,38 @@ def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> tu
     cpu_a_us = a.cpu_ms_per_req * 1000
     per_loop_us = max(1e-4, cpu_a_us * (b.cpu_ratio - 1.0) / probe_loops)
     wanted_us = cpu_a_us * slowdown / (1.0 - slowdown)
-    return max(1, round(wanted_us / per_loop_us)), cpu_a_us, per_loop_us
+    return Sizing(max(1, round(wanted_us / per_loop_us)), cpu_a_us, per_loop_us, probe_loops, b.cpu_ratio_interval)
+
+
+def expected_ab(sizing: Sizing) -> Interval | None:
+    """The B/A req/s ratio the loops should give a CPU-bound stack, with its interval.
+
+    B spends t (1 + k (r - 1)) per request, with r the probe's CPU ratio in the sizing windows
+    and k = loops / probe loops (A's own cost t cancels), so B/A = 1 / (1 + k (r - 1)). Its
+    interval carries the sizing windows' uncertainty in r (the delta method on the log). These
+    are other windows than the main phase's, so the expected value is a check on B/A, not a
+    restatement of it (B's CPU per request in the same windows would be: it is CPU share / req/s).
+    """
+    r = sizing.probe_ratio
+    if r is None:
+        return None
+    k = sizing.loops / sizing.probe_loops
+
+    def at(ratio: float) -> float:
+        return 1.0 / (1.0 + k * max(ratio - 1.0, -0.99 / k))
+
+    slope = k * r.center / (1.0 + k * (r.center - 1.0))
+    return replace(r, center=at(r.center), low=at(r.high), high=at(r.low), se_log=slope * r.se_log)
+
+
+def holds(observed: Interval | None, expected: Interval | None, confidence: float = 0.95) -> bool | None:
+    """Whether B/A agrees with the expected ratio, both uncertain: their log difference within
+    the t quantile of its combined error (on the smaller side's degrees of freedom)."""
+    if observed is None or expected is None:
+        return None
+    se = math.sqrt(observed.se_log ** 2 + expected.se_log ** 2)
+    gap = abs(math.log(observed.center) - math.log(expected.center))
+    return gap <= t_quantile(min(observed.df, expected.df), confidence) * se
 
 
 @dataclass(frozen=True)
@@ -118,7 +165,12 @@ class Calibration:
     cpu_ab_ratio: float | None
     cpu_ab_ci: tuple[float, float] | None
     ab_within_expected: bool | None
-    """The A/B interval holds 1 - injected_slowdown: the size of the difference is right too."""
+    """The A/B interval holds 1 - injected_slowdown (the nominal size)."""
+    ab_expected: float | None = None
+    """The B/A the sizing windows' CPU says the loops give (expected_ab), with its interval."""
+    ab_expected_ci: tuple[float, float] | None = None
+    ab_holds_expected: bool | None = None
+    """B/A agrees with ab_expected, both intervals' errors combined: the size of the effect is right."""
     measured_share: float | None = None
     """Measured windows (sizing and main phase) as a fraction of the command's wall time."""
     main_measured_share: float | None = None
@@ -139,7 +191,8 @@ def _pair(ci: tuple[float, float] | None) -> tuple[float, float] | None:
 
 
 def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, slowdown: float, wall_s: float,
-                     loop_cost_us: float | None = None, measured_share: float | None = None,
+                     loop_cost_us: float | None = None, expected: Interval | None = None,
+                     measured_share: float | None = None,
                      main_measured_share: float | None = None,
                      main_phases: dict[str, float] | None = None) -> Calibration:
     rows = list(summarize(results, baseline=_baseline(results)).rows)
@@ -150,7 +203,7 @@ def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, s
     cpu_a = a.cpu_ms_per_req * 1000 if a.cpu_ms_per_req is not None else None
     cpu_b = b.cpu_ms_per_req * 1000 if b.cpu_ms_per_req is not None else None
     injected = cpu_a * (b.cpu_ratio - 1.0) if cpu_a is not None and b.cpu_ratio is not None else None
-    expected = 1.0 - slowdown
+    nominal = 1.0 - slowdown
     return Calibration(
         stack=a.stack.id, method=a.method, rounds=min(r.rounds for r in (a, a2, b)),
         launches=max(r.launches for r in (a, a2, b)), window_s=a.spec.duration_s, settle_s=a.spec.settle_s,
@@ -164,7 +217,10 @@ def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, s
         cpu_us_per_req_a=cpu_a, cpu_us_per_req_b=cpu_b, injected_measured_us=injected,
         cpu_aa_ratio=a2.cpu_ratio, cpu_aa_ci=_pair(a2.cpu_ratio_ci),
         cpu_ab_ratio=b.cpu_ratio, cpu_ab_ci=_pair(b.cpu_ratio_ci),
-        ab_within_expected=None if b.ratio_ci is None else b.ratio_ci[0] <= expected <= b.ratio_ci[1],
+        ab_within_expected=None if b.ratio_ci is None else b.ratio_ci[0] <= nominal <= b.ratio_ci[1],
+        ab_expected=None if expected is None else round(expected.center, 5),
+        ab_expected_ci=None if expected is None else _pair((expected.low, expected.high)),
+        ab_holds_expected=holds(b.ratio_interval, expected),
         measured_share=None if measured_share is None else round(measured_share, 4),
         main_measured_share=None if main_measured_share is None else round(main_measured_share, 4),
         main_phases=None if main_phases is None else {k: round(v, 1) for k, v in main_phases.items()},

@@ -89,6 +89,7 @@ class Row:
     cpu_ratio: float | None = None
     """CPU per request relative to the baseline's in the same rounds (paired)."""
     cpu_ratio_ci: tuple[float, float] | None = None
+    cpu_ratio_interval: Interval | None = None
     mde: float | None = None
     """Smallest difference from the baseline detectable at 80% power with the rounds spent."""
     next_verdict: str | None = None
@@ -303,7 +304,7 @@ def _paired_fields(paired: Paired | None) -> dict[str, Any]:
     cpu = paired.cpu_interval if paired is not None else None
     return dict(
         ratio_interval=interval, cpu_ratio=paired.cpu_center if paired is not None else None,
-        cpu_ratio_ci=(cpu.low, cpu.high) if cpu is not None else None,
+        cpu_ratio_ci=(cpu.low, cpu.high) if cpu is not None else None, cpu_ratio_interval=cpu,
         mde=min_detectable(interval) if interval is not None else None,
         interval_note=paired.why_none if paired is not None else None,
     )
