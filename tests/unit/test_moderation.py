@@ -35,7 +35,7 @@ def test_one_launch_gives_no_interval_and_says_why() -> None:
     ratios = _obs([[1.0, 1.1, 0.9, 1.05]])
     assert ratio_interval(ratios) is None
     assert why_no_interval(ratios) == "needs 2 launches"
-    assert needs(0, 0.0) == "no rounds"
+    assert needs(0, 0.0) == "no paired rounds"
 
 
 def test_two_rounds_in_two_launches_are_not_a_min_max_range() -> None:

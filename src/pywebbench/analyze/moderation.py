@@ -191,7 +191,7 @@ def needs(launches: int, prior_df: float) -> str | None:
     """Why there is no interval, in the table's words; None when there is one."""
     if launches >= 2 or (launches == 1 and prior_df > 0):
         return None
-    return "needs 2 launches" if launches == 1 else "no rounds"
+    return "needs 2 launches" if launches == 1 else "no paired rounds"
 
 
 def t_quantile(df: float, confidence: float = 0.95) -> float:

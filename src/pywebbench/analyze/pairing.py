@@ -83,7 +83,7 @@ def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult]
         cpu = paired_ratios(observations(trials, cpu_per_request), observations(base_trials, cpu_per_request))
     widen = with_duet_term if duet else _same
     return Paired(ratios, widen(ratio_interval(ratios)), widen(ratio_interval(cpu)), statistic_value(cpu), tuple(cpu),
-                  why_no_interval(ratios) if ratios else None, duet)
+                  why_no_interval(ratios), duet)
 
 
 def _same(interval: Interval | None) -> Interval | None:
@@ -106,7 +106,7 @@ def moderated_table(table: dict[str, Paired]) -> tuple[dict[str, Paired], Prior]
         rps_interval, cpu_interval = widen(rps[label]), widen(cpu[label])
         centre = p.cpu_center if cpu_interval is None else cpu_interval.center
         out[label] = Paired(p.ratios, rps_interval, cpu_interval, centre, p.cpu_ratios,
-                            why_no_interval(p.ratios, prior) if rps_interval is None else None, p.duet)
+                            why_no_interval(p.ratios) if rps_interval is None else None, p.duet)
     return out, prior
 
 

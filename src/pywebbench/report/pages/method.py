@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pywebbench.report.pages import coverage
+from pywebbench.report.pages import coverage, rederived
 from pywebbench.report.pages.calibration import CalibrationRun, load_runs, percent, summary, table
 
 TEN_MINUTES_S = 600.0
@@ -151,6 +151,10 @@ def render(results: Path) -> str:
 `scripts/coverage`
 
 {coverage.section(results)}
+
+### Seed 003, re-derived
+
+{rederived.section(results)}
 
 ## Interleaved: a 5% slowdown within 10 minutes
 
