@@ -50,6 +50,18 @@ if [ ! -x "$TOOLS/cargo/bin/oha" ] && [ ! -x .tools/cargo/bin/oha ] && ! command
   "$CARGO" install --quiet --locked --root "$TOOLS/cargo" oha --version "$OHA_VERSION"
 fi
 
+# vegeta: the open-loop generator of a request mix (app --rate/--slo with several --request), from
+# the Go module proxy into the same cache (src/pywebbench/stage/vegeta.py builds the same binary
+# on first use when this step was skipped).
+VEGETA_VERSION=v12.13.0
+if [ ! -x "$TOOLS/vegeta-$VEGETA_VERSION/vegeta" ] && ! command -v vegeta >/dev/null 2>&1; then
+  GO=$(command -v go || echo /usr/local/go/bin/go)
+  echo "install: vegeta $VEGETA_VERSION into $TOOLS/vegeta-$VEGETA_VERSION (half a minute of compiling, once)" >&2
+  mkdir -p "$TOOLS/vegeta-$VEGETA_VERSION"
+  GOBIN="$TOOLS/vegeta-$VEGETA_VERSION" CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="-modcacherw -buildvcs=false" \
+    "$GO" install "github.com/tsenart/vegeta/v12@$VEGETA_VERSION"
+fi
+
 # uv: the one on PATH, else a private copy from PyPI (Debian 12 does not package uv).
 if command -v uv >/dev/null 2>&1; then
   UV=uv

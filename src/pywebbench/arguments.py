@@ -34,6 +34,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return value
+
+
 def _rates(text: str) -> tuple[float, ...]:
     try:
         values = tuple(float(v) for v in text.split(",") if v.strip())
@@ -187,8 +197,11 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
                        "('query_ms', 'rows[*].elapsed', 'meta.timing') or a header ('headers.Date')")
     p_app.add_argument("--tune", action="store_true", help="search each server's workers x threads (bounded by "
                        "this machine's CPUs and memory); a ranked table with ties and the command to deploy the best")
-    p_app.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the highest offered rate (open loop, oha; one "
-                       "--request) whose corrected percentile stays under TIME, e.g. 'p99<100ms'")
+    p_app.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the highest offered rate (open loop: oha, or "
+                       "vegeta for a mix of several --request) whose corrected percentile stays under TIME, e.g. "
+                       "'p99<100ms'")
+    p_app.add_argument("--rate", type=_positive_float, metavar="REQ/S", help="open loop: every window at this offered "
+                       "rate (oha, or vegeta for a mix); with --tune --slo, the first rate of each search")
     p_app.add_argument("--connections", type=_positive_int)
     p_app.add_argument("--duration", type=float, help="measured seconds per window (4)")
     p_app.add_argument("--warmup", type=float, help="discarded warmup seconds per server start (0.5)")

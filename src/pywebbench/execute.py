@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
@@ -28,7 +29,7 @@ from pywebbench.stage.doctor import check_tools
 from pywebbench.stage.envs import EnvironmentBuilder, EnvProvider, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadGenerator
-from pywebbench.loadgen.registry import make_generator
+from pywebbench.loadgen.registry import ByWindow
 from pywebbench.plan.budgeting import estimate_seconds, fit_plan_to_budget
 from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import choose_accountant
@@ -41,6 +42,7 @@ from pywebbench.stage.reference import GoBuildError
 from pywebbench.results.model import MachineInfo, ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
 from pywebbench.measure.runner import Progress, Runner
+from pywebbench.measure.settle import settle_load
 from pywebbench.orphans import guarded_run
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
@@ -219,7 +221,8 @@ def _header(job: Job, plan: Plan, generator: LoadGenerator, baseline: str) -> Ru
     return RunHeader(
         run_id=uuid.uuid4().hex[:12], created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         pywebbench_version=__version__, command=job.command or tuple(sys.argv), options=stored, machine=machine_info(),
-        tools={"generator": generator.version(), "python": sys.version.split()[0]},
+        tools={"generator": generator.version(), "python": sys.version.split()[0],
+               **(generator.other_versions() if isinstance(generator, ByWindow) else {})},
         planned_trials=len(plan.trials),
     )
 
@@ -276,6 +279,7 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
     if placed is not None:  # the ceiling (nginx on this machine) is not measured across hosts
         runner.settle = placed.settle
     else:
+        runner.settle = partial(settle_load, generator=options.generator)
         runner.ceiling = GeneratorCeiling(
             generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,
             on_record=writer.add_service, on_seconds=lambda s: run_ledger.add("generator ceiling", s),
@@ -327,7 +331,7 @@ def execute(
     """`drive`, when given, measures instead of the method's rounds (--tune), once the services
     are up; it returns the rounds it ran."""
     options = job.options
-    generator = make_generator(options.generator)
+    generator = ByWindow(options.generator)  # a window with a rate and a mix goes to vegeta
     cpus = usable_cpus()
     begun = _start(job, catalog, cpus, run_dir, resume, on_note)
     plan = begun.plan

@@ -39,6 +39,9 @@ from pywebbench.results.store import load_results
 from pywebbench.services.backing import Backing
 from pywebbench.stage.appenv import AppEnvProvider, app_requirements, detect_interface
 from pywebbench.stage.envs import EnvBuildError, EnvironmentBuilder, EnvProvider, EnvSpec
+from pywebbench.stage.reference import GoBuildError
+from pywebbench.stage.tools import locate
+from pywebbench.stage.vegeta import VERSION as VEGETA_VERSION, build_vegeta
 from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_tune, tune
 
 Drive = Callable[[Runner, Plan, Budget], int]
@@ -63,7 +66,7 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
             note: Callable[[str], None]) -> int:
     """Check everything that can be checked before any load, then run the servers interleaved
     (or, with --tune, search each server's workers x threads)."""
-    slo = _check_tune_flags(args)
+    slo = _check_tune_flags(args, note)
     prepared = _prepare(args, catalog, note, slo)
     variants = tuple(Variant(Stack(app_framework(prepared.app, prepared.interface), s)) for s in prepared.servers)
     workload = app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres, args.ignore_fields)
@@ -71,8 +74,10 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
     flags: dict[str, Any] = {name: getattr(args, name) for name in _RUN_FLAGS}
     flags.update(stacks=tuple(v.stack.id for v in variants), workloads=(workload.name,),
                  db_rows=1000)  # the harness's own table is not the app's: keep its load short
-    if slo is not None:
-        flags["generator"] = "oha"  # open-loop probes
+    if slo is not None or args.rate is not None:
+        flags["generator"] = _rated_generator(len(prepared.requests), note)  # open loop
+    if args.rate is not None and not args.tune:
+        flags["rate"] = args.rate  # every window at this rate; under --tune, the searches' first
     options = from_sources(config_file=None, environ=os.environ, flags=flags)
     plan = make_plan(catalog, options, usable_cpus(), variants=variants)
     # A tuning run's deploy commands are its winners', in tuning.md; these are the defaults'.
@@ -89,43 +94,60 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
     job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
               command=redact_env_values(tuple(sys.argv)), env_hook=_env_hook(args, prepared.app, run_dir))
     if args.tune:
-        return _run_tuning(job, catalog, slo, run, exit_code, note)
+        return _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, args.rate), run, exit_code, note)
     outcome = run(job, catalog, variants[0].stack.id, None)  # its table ends with the deploy commands
     _refuse_if_wrong_everywhere(outcome, note)
     return exit_code(outcome)
 
 
-def _check_tune_flags(args: argparse.Namespace) -> Slo | None:
+def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = lambda text: None) -> Slo | None:
     """--tune's and --slo's refusals that need no environment: --slo needs --tune and a
-    percentile oha measures, --tune searches workers and threads itself."""
+    percentile the generators measure, --tune searches workers and threads itself, and
+    --rate under --tune is the first rate of an --slo search."""
     check_slo_flag(args.slo, args.tune)
     if not args.tune:
         return None
     slo = parse_slo(args.slo) if args.slo is not None else None
     flags: dict[str, Any] = {name: getattr(args, name) for name in _RUN_FLAGS}
-    flags.update(workloads=(APP_WORKLOAD,), generator="oha" if slo is not None else None)
-    check_tune(from_sources(config_file=None, environ=os.environ, flags=flags), slo, resume=False, rates=())
+    rates = (args.rate,) if args.rate is not None else ()
+    flags.update(workloads=(APP_WORKLOAD,), generator=None)
+    if slo is not None:
+        flags.update(generator=_rated_generator(_mix_size(args), note))
+    check_tune(from_sources(config_file=None, environ=os.environ, flags=flags), slo, resume=False, rates=rates)
     return slo
 
 
-def _check_mix(slo: Slo | None, requests: tuple[RequestSpec, ...]) -> None:
-    """Under --slo the probes are oha's, and oha sends one request. A weighted mix goes through
-    wrk's request() hook only, and wrk is closed loop (no wrk2-style fixed rate here): such a mix
-    is tuned for throughput, never under an SLO, rather than measured as something it is not."""
-    if slo is not None and len(requests) > 1:
-        raise UserError(f"--slo searches open-loop rates with oha, which sends one request, not a weighted mix of "
-                        f"{len(requests)} (wrk sends the mix, closed loop): give one --request, or drop --slo "
-                        "to tune the mix for throughput")
+def _mix_size(args: argparse.Namespace) -> int:
+    """How many requests the traffic mix holds (its file is read again, with the rest, later)."""
+    if args.requests_file is not None and not args.requests:
+        return len(parse_requests_file(args.requests_file))
+    return max(1, len(args.requests))
 
 
-def _run_tuning(job: Job, catalog: Catalog, slo: Slo | None, run: RunJob, exit_code: Callable[[Outcome], int],
+def _rated_generator(mix_size: int, note: Callable[[str], None]) -> str:
+    """An offered rate's generator (--rate, --slo's probes): oha for one request; vegeta for a
+    weighted mix of several (oha sends one request, and wrk, which sends a mix, keeps no fixed
+    rate), built into the tool cache on first use."""
+    if mix_size <= 1:
+        return "oha"
+    if locate("vegeta") is None:
+        note(f"vegeta sends the mix open loop: building vegeta {VEGETA_VERSION} into the tool cache (once)")
+        try:
+            build_vegeta()
+        except GoBuildError as exc:
+            raise UserError(f"a mix at an offered rate needs vegeta, and it could not be built: "
+                            f"{str(exc).splitlines()[0]}; fix: ./scripts/install.sh") from None
+    return "vegeta"
+
+
+def _run_tuning(job: Job, catalog: Catalog, request: TuneRequest, run: RunJob, exit_code: Callable[[Outcome], int],
                 note: Callable[[str], None]) -> int:
     """The tuning engine on the app's servers: its table in the terminal, tuning.md and tuning.json."""
     found: list[Tuning] = []
 
     def drive(runner: Runner, plan: Plan, budget: Budget) -> int:
         stacks = tuple({s.stack.id: s.stack for s in plan.sessions}.values())
-        found.append(tune(runner, catalog, TuneRequest(stacks, APP_WORKLOAD, slo), job.options, budget,
+        found.append(tune(runner, catalog, replace(request, stacks=stacks), job.options, budget,
                           stack_cpus=len(plan.split.stack), seed=plan.seed, on_note=note))
         return len({t.spec.round for t in runner.results})
 
@@ -153,7 +175,6 @@ def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], N
         raise UserError("give --request or --requests-file, not both")
     requests = parse_requests_file(args.requests_file) if args.requests_file is not None \
         else parse_requests(args.requests or ["GET /"])
-    _check_mix(slo, requests)
     app = AppTarget(target, app_dir, args.factory, app_requirements(args.requirements, app_dir),
                     parse_env(args.env, args.env_file))
     note(f"{target}: building its environment ({len(app.requirements)} requirement(s)) and importing it")

@@ -9,7 +9,8 @@ keeps each probe it made.
 
 Without an objective a stage is closed-loop throughput: every candidate a window per round,
 in a fresh random order, compared by paired ratios. With `--slo` each candidate's capacity
-under it is searched open loop (oha, latency corrected for coordinated omission): one round
+under it is searched open loop (oha, or vegeta for a mix of several requests; latency corrected
+for coordinated omission): one round
 advances every candidate's search by one probe, so all of them meet the machine's drift alike.
 """
 
@@ -33,14 +34,15 @@ from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
-from pywebbench.loadgen.oha import SPECTRUM, oha_binary
+from pywebbench.loadgen.oha import SPECTRUM
 from pywebbench.measure.checks import Check
 from pywebbench.measure.machine import usable_cpus
 from pywebbench.measure.rounds import Budget, RoundPlan, Rounds
 from pywebbench.measure.runner import Runner
-from pywebbench.plan.options import RunOptions
+from pywebbench.plan.options import OPEN_LOOP_GENERATORS, RunOptions
 from pywebbench.plan.sessions import Session, Variant, make_plan
 from pywebbench.plan.slo import Slo
+from pywebbench.stage.tools import locate
 from pywebbench.results.model import TrialResult, TrialStatus
 
 SLO_MAX_PROBES = 16
@@ -83,10 +85,12 @@ def check_tune(options: RunOptions, slo: Slo | None, *, resume: bool, rates: Seq
         if rates:
             raise UserError("--rate with --tune is the first rate of a capacity search: it needs --slo")
         return
-    if options.generator != "oha":
-        raise UserError(f"--slo searches open-loop rates with oha; --generator {options.generator} is closed loop")
-    if oha_binary() is None:
-        raise UserError("--slo needs oha for open-loop windows, and it is not installed; fix: ./scripts/install.sh")
+    if options.generator not in OPEN_LOOP_GENERATORS:
+        raise UserError(f"--slo searches open-loop rates with oha or vegeta; --generator {options.generator} is "
+                        "closed loop")
+    if locate(options.generator) is None:
+        raise UserError(f"--slo needs {options.generator} for open-loop windows, and it is not installed; "
+                        "fix: ./scripts/install.sh")
     if slo.percentile not in SPECTRUM:
         known = ", ".join(f"p{p:g}" for p in SPECTRUM if 0 < p < 100)
         raise UserError(f"--slo {slo.text!r}: p{slo.percentile:g} is not a measured percentile (one of {known})")
@@ -297,17 +301,17 @@ def tune(runner: Runner, catalog: Catalog, request: TuneRequest, options: RunOpt
     tuning = Tuning(
         objective=request.slo.text if request.slo is not None else "throughput", workload=request.workload,
         bounds=(bounds.text,), ranked=ranked, stages=tuple(stages.run_so_far), not_measured=tuple(stages.not_measured),
-        deploy=deploy, budget_s=options.budget_s, notes=(_objective_note(request.slo), *unrepeated(stages.outcomes)),
+        deploy=deploy, budget_s=options.budget_s, notes=(_objective_note(request.slo, options.generator), *unrepeated(stages.outcomes)),
     )
     runner.writer.add_tuning(asdict(tuning))  # the answer in the results file: `report` and `compare` read it
     return tuning
 
 
-def _objective_note(slo: Slo | None) -> str:
+def _objective_note(slo: Slo | None, generator: str) -> str:
     if slo is None:
         return ("throughput: closed-loop req/s (trimmed geometric mean over rounds, 95% interval); candidates tied "
                 "with the best where their paired ratio's 95% interval holds 1")
-    return (f"capacity: the highest offered rate (open loop, oha) whose corrected p{slo.percentile:g} stayed under "
+    return (f"capacity: the highest offered rate (open loop, {generator}) whose corrected p{slo.percentile:g} stayed under "
             f"{slo.limit_ms:g} ms, searched to {SLO_RESOLUTION:.0%}; its interval is the search's bracket; candidates are ranked on "
             "their own last capacity, and those whose brackets overlap the best's are tied")
 

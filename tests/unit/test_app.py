@@ -287,8 +287,6 @@ def test_a_forced_interface_still_needs_the_app_to_import(app_dir: Path) -> None
 @pytest.mark.parametrize(("extra", "says"), [
     (["--slo", "p99<100ms"], "--slo is the objective of a tuning run: add --tune"),
     (["--tune", "--slo", "p99 under 100ms"], "--slo"),
-    (["--tune", "--slo", "p99<100ms", "--request", "GET /a weight=3", "--request", "GET /b"],
-     "not a weighted mix of 2"),
     (["--tune", "--workers", "2"], "--tune searches workers and threads itself"),
 ])
 def test_tune_flags_are_refused_in_one_line_before_any_environment_is_built(
@@ -299,15 +297,22 @@ def test_tune_flags_are_refused_in_one_line_before_any_environment_is_built(
     assert err.count("\n") == 1 and says in err and "building its environment" not in err
 
 
-def test_a_requests_file_mix_under_an_slo_is_refused_before_any_environment_is_built(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from pywebbench.cli import main
-    mix = tmp_path / "requests.txt"
-    mix.write_text("GET /a weight=3\nGET /b\n")
-    assert main(["app", "--app", "mysite.wsgi:application", "--tune", "--slo", "p99<100ms",
-                 "--requests-file", str(mix)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "not a weighted mix of 2" in err
+@pytest.mark.parametrize(("mix", "generator"), [([], "oha"), (["--request", "POST /b"], "oha"),
+                                                ([f"--request={r}" for r in ("GET /a weight=3", "GET /b")], "vegeta"),
+                                                (["--requests-file", "FILE"], "vegeta")])
+def test_a_mix_under_an_slo_is_probed_by_vegeta_one_request_by_oha(
+        mix: list[str], generator: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pywebbench import ownapp, tune
+    from pywebbench.arguments import build_parser
+    requests = tmp_path / "requests.txt"
+    requests.write_text("GET /a weight=3\nGET /b\n")
+    monkeypatch.setattr(ownapp, "locate", lambda name: f"/bin/{name}")
+    monkeypatch.setattr(tune, "locate", lambda name: f"/bin/{name}")
+    checked: list[str] = []
+    monkeypatch.setattr(ownapp, "check_tune", lambda options, slo, **kw: checked.append(options.generator))
+    args = build_parser().parse_args(["app", "--app", "a:b", "--tune", "--slo", "p99<100ms",
+                                      *[str(requests) if word == "FILE" else word for word in mix]])
+    assert ownapp._check_tune_flags(args) is not None and checked == [generator]
 
 
 def test_env_values_are_hidden_in_the_recorded_command() -> None:

@@ -313,7 +313,7 @@ def test_tune_needs_the_classes_named(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_slo_without_oha_is_refused_before_anything_starts(monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(tune_module, "oha_binary", lambda: None)
+    monkeypatch.setattr(tune_module, "locate", lambda name: None)
     code = cli.main(["run", "--stack", "flask:gunicorn-sync", "--tune", "--slo", "p99<100ms",
                      "--out", "/nonexistent/never"])
     err = capsys.readouterr().err

@@ -145,13 +145,13 @@ def body_path(report: Path) -> Path:
 
 
 def _one_request(request: LoadRequest, body: Path) -> list[str]:
-    """A person's request (`app --request`) as oha's flags. oha sends one request, so a weighted
-    mix of several cannot go through it (wrk's request() hook sends those)."""
+    """A person's request (`app --request`) as oha's flags. oha sends one request: a weighted mix
+    of several never reaches it (loadgen/registry.py's window_generator gives it to vegeta at an
+    offered rate, to wrk closed loop), and one that did would not be sent as its first request."""
     if not request.mix:
         return []
     if len(request.mix) > 1:
-        raise UserError(f"oha sends one request, not a weighted mix of {len(request.mix)}: "
-                        "give one --request, or use wrk (closed loop)")
+        raise UserError(f"oha cannot send a weighted mix of {len(request.mix)} requests (vegeta or wrk sends it)")
     one = request.mix[0]
     headers = [arg for name, value in one.headers for arg in ("-H", f"{name}: {value}")]
     return ["-m", one.method, *headers, *(["-D", str(body)] if one.body else [])]
@@ -187,7 +187,7 @@ def parse_oha(
     if sum(statuses.values()) != len(log):
         raise LoadGenError(f"oha's request log has {len(log)} requests, its summary "
                            f"{sum(statuses.values())}: not the same run")
-    from_sent = _latency((log.end_s - log.sent_s) * MS_PER_S)
+    from_sent = latency_spectrum((log.end_s - log.sent_s) * MS_PER_S)
     if rate is None:
         latency, uncorrected = from_sent, None
     elif np.isnan(log.intended_s).any():
@@ -195,7 +195,7 @@ def parse_oha(
     else:
         # The schedule's send time is taken when oha's ticker fires, so a starved generator
         # under-corrects slightly; it never over-corrects.
-        latency, uncorrected = _latency((log.end_s - log.intended_s) * MS_PER_S), from_sent
+        latency, uncorrected = latency_spectrum((log.end_s - log.intended_s) * MS_PER_S), from_sent
     summary = report["summary"]
     return LoadResult(
         generator="oha",
@@ -211,7 +211,8 @@ def parse_oha(
     )
 
 
-def _latency(ms: FloatArray) -> Latency:
+def latency_spectrum(ms: FloatArray) -> Latency:
+    """The latency figures of `ms`, one per request, at the points of SPECTRUM (nearest rank)."""
     if ms.size == 0:
         return Latency(mean_ms=0.0, stdev_ms=0.0, max_ms=0.0, percentiles=())
     # inverted_cdf is the nearest-rank percentile, as wrk's HdrHistogram reports it.

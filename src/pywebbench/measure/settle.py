@@ -4,8 +4,9 @@ A closed-loop window settles with wrk. wrk takes whole seconds only, so a settle
 a second is a wrk started for longer and stopped by signal after `seconds`; its figures are
 never read. wrk is the harness's default generator and always installed.
 
-An open-loop window (a capacity probe at a fixed rate) settles at its own rate with oha: a
-closed-loop settle saturates the server, and the queue it leaves (up to one request per
+An open-loop window (a capacity probe at a fixed rate) settles at its own rate with the
+generator that sends it (oha for one request, vegeta for a mix: loadgen/registry.py's
+window_generator): a closed-loop settle saturates the server, and the queue it leaves (up to one request per
 connection) drains into the probe's first requests, which a tail objective then counts. On
 this machine that put p99 near 64 ms on probes far below capacity when they came
 right after a wrk settle (the notes app's tuning run, docs/results/tuning-before-rate-settle).
@@ -21,25 +22,28 @@ from pathlib import Path
 from dataclasses import replace
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
-from pywebbench.loadgen.oha import Oha
+from pywebbench.loadgen.registry import make_generator, window_generator
 from pywebbench.loadgen.wrk import mix_lua
 from pywebbench.procs import ManagedProcess
 
 
-def settle_load(request: LoadRequest, seconds: float, work_dir: Path) -> None:
-    """The window's settle: at its own offered rate when it has one, else closed loop."""
+def settle_load(request: LoadRequest, seconds: float, work_dir: Path, *, generator: str = "oha") -> None:
+    """The window's settle: at its own offered rate when it has one, else closed loop.
+    `generator` is the run's (--generator), which with the window decides who sends the settle."""
     if request.rate is None:
         wrk_settle(request, seconds, work_dir)
     else:
-        rate_settle(request, seconds, work_dir)
+        rate_settle(request, seconds, work_dir, generator=generator)
 
 
-def rate_settle(request: LoadRequest, seconds: float, work_dir: Path) -> None:
-    """Send `request` open loop at its rate for `seconds` (oha stops on time) and discard it."""
+def rate_settle(request: LoadRequest, seconds: float, work_dir: Path, *, generator: str = "oha") -> None:
+    """Send `request` open loop at its rate for `seconds` with the window's own generator (which
+    stops on time) and discard it."""
     if seconds <= 0:
         return
+    settle = replace(request, duration_s=seconds, requests=None, label="settle")
     try:
-        Oha().run(replace(request, duration_s=seconds, requests=None, label="settle"), work_dir)
+        make_generator(window_generator(generator, settle)).run(settle, work_dir)
     except LoadGenError:
         pass  # a settle's figures are never read; a failing server shows in the window itself
 

@@ -21,7 +21,9 @@ ENV_PREFIX = "PYWEBBENCH_"
 DEFAULT_ROUNDS = 6
 """Interleaved and duet: three launches of two rounds (an interval needs two launches; 3 x 2 is
 0.8x as wide as 2 x 3 in simulation at 14 stacks)."""
-GENERATOR_NAMES = ("wrk", "ab", "oha")
+GENERATOR_NAMES = ("wrk", "ab", "oha", "vegeta")
+OPEN_LOOP_GENERATORS = ("oha", "vegeta")
+"""The generators that keep a constant rate; vegeta also sends a mix of several requests."""
 AGGREGATIONS = ("median", "best", "mean")
 METHODS = ("interleaved", "duet", "restart")
 """interleaved: live servers, short windows cycled in a fresh random order per round (the
@@ -114,7 +116,7 @@ class RunOptions:
     max_rounds: int = 200
     """The round limit of the stopping rule (--precision); --budget usually binds first."""
     rate: float | None = None
-    """Open loop: offered requests per second (oha); None = closed loop."""
+    """Open loop: offered requests per second (oha; vegeta for a mix of several requests); None = closed loop."""
     workers_per_cpu: int | None = None
     """Workers = this x the stack's CPUs for multi-process Python servers (seed 004: 3)."""
     workload_requests: tuple[tuple[str, int], ...] = ()
@@ -219,8 +221,8 @@ class RunOptions:
         if self.rate is not None:
             if self.rate <= 0:
                 raise UserError(f"--rate must be positive, got {self.rate}")
-            if self.generator != "oha":
-                raise UserError(f"an open-loop --rate needs --generator oha ({self.generator} is closed-loop)")
+            if self.generator not in OPEN_LOOP_GENERATORS:
+                raise UserError(f"an open-loop --rate needs --generator oha or vegeta ({self.generator} is closed-loop)")
         if self.workers_per_cpu is not None and self.workers_per_cpu <= 0:
             raise UserError(f"workers_per_cpu must be positive, got {self.workers_per_cpu}")
         if any(count <= 0 for _, count in self.workload_requests):

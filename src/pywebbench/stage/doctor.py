@@ -42,11 +42,14 @@ def check() -> list[Requirement]:
     python_h = Path(sysconfig.get_paths()["include"]) / "Python.h"
     oha = locate("oha")
     toxiproxy = locate("toxiproxy-server")
+    vegeta = locate("vegeta")
     return [
         _command("wrk", "closed-loop load generator (default)", "wrk"),
         _command("ab", "ApacheBench, the seeds' fixed-count generator", "apache2-utils"),
         Requirement("oha", "open-loop (constant-rate) generator with latency correction", oha is not None,
                     oha or "not found", "./scripts/install.sh", False),
+        Requirement("vegeta", "open-loop generator of a request mix (app --rate/--slo with several --request)",
+                    vegeta is not None, vegeta or "not found", "./scripts/install.sh (or built on first use)", False),
         _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
         Requirement("uv", "builds each stack's isolated environment", uv_ok, uv, "./scripts/install.sh"),
         _command("cc", "compiles meinheld, bjoern and uWSGI from source", "build-essential", required=False),

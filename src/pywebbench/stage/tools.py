@@ -2,7 +2,7 @@
 
 Debian puts daemons in /usr/sbin, which is not on every user's PATH, and PostgreSQL under
 /usr/lib/postgresql/N/bin: those places are searched before PATH. Go under /usr/local/go and
-the oha scripts/install.sh builds into the cache are fallbacks after PATH.
+the oha and vegeta scripts/install.sh builds into the cache are fallbacks after PATH.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ FALLBACKS: dict[str, Callable[[], list[Path]]] = {
     "oha": lambda: [cache_root() / "tools" / "cargo" / "bin" / "oha", REPO_ROOT / ".tools" / "cargo" / "bin" / "oha",
                     Path.home() / ".cargo" / "bin" / "oha"],
     "toxiproxy-server": lambda: [cache_root() / "tools" / "toxiproxy-v2.5.0" / "toxiproxy-server"],  # stage/toxiproxy.py
+    "vegeta": lambda: [cache_root() / "tools" / "vegeta-v12.13.0" / "vegeta"],  # stage/vegeta.py, scripts/install.sh
 }
-"""Searched after PATH: a user's own go or oha wins over the usual install places."""
+"""Searched after PATH: a user's own go, oha or vegeta wins over the usual install places."""
 
 
 def locate(name: str) -> str | None:

@@ -1,0 +1,73 @@
+"""`app --tune --slo` with a weighted mix of two requests: the capacity probes go open loop to
+vegeta, which sends both requests (the app writes down each one it answers) in proportion."""
+
+from __future__ import annotations
+
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pywebbench.results.store import load_results
+
+from .conftest import pywebbench
+
+SHORT = ("--duration", "1", "--warmup", "0.5", "--settle", "0.2", "--connections", "10")
+
+
+@pytest.fixture()
+def mix_app(tmp_path: Path) -> Path:
+    root = tmp_path / "mixapp"
+    root.mkdir()
+    (root / "mixapp.py").write_text(textwrap.dedent('''
+        import os
+        from flask import Flask, jsonify, request
+
+        SEEN = os.environ["SEEN"]
+        app = Flask(__name__)
+
+        def seen(line):
+            with open(SEEN, "a") as f:  # one short O_APPEND write per request: whole lines
+                f.write(line + "\\n")
+
+        @app.get("/a")
+        def a():
+            seen("GET /a")
+            return "a"
+
+        @app.post("/b")
+        def b():
+            body = request.get_json()  # a 415 without the Content-Type, a 400 without the body
+            seen(f"POST /b {body['n']}")
+            return jsonify(ok=True)
+    '''))
+    (root / "requirements.txt").write_text("flask==3.1.3\n")
+    (root / "body.json").write_text('{"n": 7}')
+    return root
+
+
+def test_app_tune_slo_sends_a_weighted_mix_open_loop_with_vegeta(mix_app: Path, tmp_path: Path) -> None:
+    out, seen = tmp_path / "tune", tmp_path / "seen.txt"
+    done = pywebbench(
+        "app", "--app", "mixapp:app", "--app-dir", str(mix_app), "--requirements", str(mix_app / "requirements.txt"),
+        "--request", "GET /a weight=3", "--request", f"POST /b @{mix_app / 'body.json'} Content-Type:application/json",
+        "--env", f"SEEN={seen}", "--server", "gunicorn-sync", "--server", "waitress",
+        "--tune", "--slo", "p99<100ms", "--rate", "200", "--budget", "35s", *SHORT, "--seed", "5",
+        "--out", str(out), timeout=150)
+    assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: no candidate held the SLO on a busy machine
+    assert "tuning: capacity under p99<100ms" in done.stdout, done.stdout[-2000:]
+
+    results = load_results(out)
+    assert results.complete and results.header.tools["generator"].startswith("vegeta v12.")
+    rated = [t for t in results.trials if t.spec.rate is not None]
+    loaded = [t.load for t in rated if t.load is not None]
+    assert loaded and len(loaded) == len(rated) == len(results.trials)
+    assert {t.spec.stack_id for t in rated} == {"app:gunicorn-sync", "app:waitress"}
+    assert all(load.generator == "vegeta" and load.latency_uncorrected is not None for load in loaded)
+    assert all("-rate" in load.command and "-targets" in load.command for load in loaded)
+    assert sum(load.requests for load in loaded) > 100 and all(load.non_2xx == 0 for load in loaded)
+
+    lines = Counter(seen.read_text().splitlines())
+    assert set(lines) == {"GET /a", "POST /b 7"}  # the POST carried its JSON body and Content-Type
+    assert 2.5 < lines["GET /a"] / lines["POST /b 7"] < 3.5  # weight 3 to 1 (the answer checks send a few too)
