@@ -288,6 +288,7 @@ def test_a_forced_interface_still_needs_the_app_to_import(app_dir: Path) -> None
     (["--slo", "p99<100ms"], "--slo is the objective of a tuning run: add --tune"),
     (["--tune", "--slo", "p99 under 100ms"], "--slo"),
     (["--tune", "--workers", "2"], "--tune searches workers and threads itself"),
+    (["--tune", "--rate", "100"], "--rate with --tune is the first rate of a capacity search: it needs --slo"),
 ])
 def test_tune_flags_are_refused_in_one_line_before_any_environment_is_built(
         extra: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
