@@ -10,11 +10,8 @@ from typing import Any, NoReturn
 
 from pywebbench import __version__
 from pywebbench.analyze.calibrate import DEFAULT_SLOWDOWN
-from pywebbench.catalog.model import DB_KINDS
-from pywebbench.errors import UserError
 from pywebbench.measure.answers import parse_path
-from pywebbench.plan.options import AGGREGATIONS, GENERATOR_NAMES, METHODS, TOPOLOGIES, parse_cpu_list, parse_duration
-from pywebbench.plan.sweep import Knob, parse_values
+from pywebbench.plan.declared import Command, add_options, fraction, positive_int
 from pywebbench.report.formats import FORMATS
 from pywebbench.analyze.history import Figure
 from pywebbench.report.history_view import HISTORY_FORMATS
@@ -25,13 +22,6 @@ EXIT_CODES = """exit codes:
        backing service died and could not be restarted (finished trials kept; --resume DIR)
   2    bad input: nothing was started
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP): every finished trial kept; --resume DIR goes on"""
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
 
 
 def _positive_float(text: str) -> float:
@@ -54,102 +44,14 @@ def _rates(text: str) -> tuple[float, ...]:
     return values
 
 
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except UserError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _cpu_list(text: str) -> tuple[int, ...]:
-    # argparse only turns ArgumentTypeError/ValueError into its one-line error: a UserError
-    # raised here would escape parse_args as a traceback.
-    try:
-        return parse_cpu_list(text)
-    except UserError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _fraction(text: str) -> float:
-    """`5%` or `0.05`: a fraction in (0, 1)."""
-    try:
-        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage such as 5%") from None
-    if not (math.isfinite(value) and 0 < value < 1):
-        raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 100%")
-    return value
-
-
-def _rtt(text: str) -> float:
-    try:
-        values = parse_values(Knob.RTT, text)
-    except UserError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if len(values) != 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is one round trip such as 2ms (sweep with --knob rtt=0,2ms)")
-    return float(values[0])
-
-
-def _add_run_flags(p_run: argparse.ArgumentParser, knob: str | None = None) -> None:
+def _add_run_flags(p_run: argparse.ArgumentParser, command: Command, knob: str | None = None) -> None:
     if knob is not None:  # run and sweep: a grid of knobs
         p_run.add_argument("--knob", action="append", dest="knobs", default=[], metavar="NAME=V1,V2|A..B", help=knob)
     p_run.add_argument("--config", type=Path, help="TOML file with a [run] table of options")
     p_run.add_argument("--preset", help="a seed experiment (see `pywebbench list --presets`); flags override it")
     p_run.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run in DIR: only "
                        "the missing trials run, with the options it was started with")
-    p_run.add_argument("--stack", action="append", dest="stacks", metavar="FRAMEWORK:SERVER[-MODEL]",
-                       help="stack to run (repeatable; globs allowed)")
-    p_run.add_argument("--workload", action="append", dest="workloads", help="workload (repeatable)")
-    p_run.add_argument("--connections", type=_positive_int)
-    p_run.add_argument("--duration", type=float, help="measured seconds per trial")
-    p_run.add_argument("--warmup", type=float, help="discarded warmup seconds per server start (0.5)")
-    p_run.add_argument("--workers", type=_positive_int, help="worker processes (default: seed 000's rule)")
-    p_run.add_argument("--threads", type=_positive_int, help="threads per worker for threaded servers")
-    p_run.add_argument("--stack-cpus", type=_cpu_list, help="CPUs for the stack, e.g. 1-3")
-    p_run.add_argument("--loadgen-cpus", type=_cpu_list, help="CPUs for the load generator, e.g. 0")
-    p_run.add_argument("--generator", choices=list(GENERATOR_NAMES))
-    p_run.add_argument("--requests", type=_positive_int, help="request count (ab)")
-    p_run.add_argument("--repeats", type=_positive_int, help="rounds before the stopping rule may stop "
-                       "(6; 1 with --method restart), each in a fresh random order")
-    p_run.add_argument("--aggregation", choices=list(AGGREGATIONS),
-                       help="repeats into one figure: median (default), best (seed 003), mean (seed 004)")
-    p_run.add_argument("--precision", type=float, help="add rounds until every 95%% interval of a ratio to the "
-                       "baseline is within this fraction, e.g. 0.02 (up to --budget and --max-rounds)")
-    p_run.add_argument("--max-rounds", type=_positive_int, help="round limit of the stopping rule (200)")
-    p_run.add_argument("--method", choices=list(METHODS),
-                       help="interleaved (default): live servers, short windows in a fresh random order per "
-                       "round, paired ratios; duet: every pair of stacks (at most 5) loaded at once each round (CPU-bound "
-                       "comparisons); restart: a server start, warmup and one window per trial (the seeds' method)")
-    p_run.add_argument("--settle", type=float, help="discarded seconds of load before each interleaved window")
-    p_run.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m: rounds are added "
-                       "while intervals are wider than --precision and the budget allows")
-    p_run.add_argument("--equivalence", type=_fraction, metavar="PCT", help="ranking neighbours within ±PCT "
-                       "of each other are 'equivalent' (two one-sided tests; 5%%)")
-    p_run.add_argument("--rounds-per-launch", type=_positive_int,
-                       help="rounds on one start of the servers before they are started again (2; 1 where "
-                       "only that buys the 2 launches an interval needs within --budget)")
-    p_run.add_argument("--timeout", type=float, help="seconds before the generator gives up on a request (5)")
-    p_run.add_argument("--no-keepalive", dest="keepalive", action="store_const", const=False)
-    p_run.add_argument("--seed", type=int, help="seed of the random stack order")
-    p_run.add_argument("--out", type=Path, dest="out_dir", help="results directory (default runs/<time>)")
-    p_run.add_argument("--max-db-sessions", type=_positive_int, help="pgbouncer's cap on server sessions (100)")
-    p_run.add_argument("--db-delay", type=float, help="seconds of pg_sleep in /db (0.02)")
-    p_run.add_argument("--db-rows", type=_positive_int, help="rows loaded into the bench table (1000000)")
-    p_run.add_argument("--db-pool", type=int, help="app-side pool size; 0 = a connection per request (0)")
-    p_run.add_argument("--upstream-delay", type=float, help="seconds the upstream API waits (0.05)")
-    p_run.add_argument("--upstream-size", type=_positive_int, help="bytes of the upstream's answer (1024)")
-    p_run.add_argument("--cpu-size", type=_positive_int, help="sieve size of /cpu (100000)")
-    p_run.add_argument("--topology", choices=list(TOPOLOGIES), help="nginx: load goes through nginx; netns: "
-                       "generator, app and db each on a network namespace with its own sshd, made for the run")
-    p_run.add_argument("--hosts", metavar="HOSTS_TOML", help="an inventory placing the roles on hosts over SSH")
-    p_run.add_argument("--allow-remote", action="store_true", help="the inventory may name public addresses")
-    p_run.add_argument("--rtt", type=_rtt, help="round trip added on every link between hosts, e.g. 2ms "
-                       "(--hosts or --topology netns; sweepable: --knob rtt=0,2ms)")
-    p_run.add_argument("--db", choices=list(DB_KINDS),
-                       help="what /posts reads: postgresql (default) or a SQLite file filled with the same rows")
-    p_run.add_argument("--driver", help="force one DB driver on every stack (psycopg, psycopg2-gevent, "
-                       "psycopg2-eventlet, psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent")
+    add_options(p_run, command)
 
 
 def _status(text: str) -> int:
@@ -202,23 +104,7 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
                        "'p99<100ms'")
     p_app.add_argument("--rate", type=_positive_float, metavar="REQ/S", help="open loop: every window at this offered "
                        "rate (oha, or vegeta for a mix); with --tune --slo, the first rate of each search")
-    p_app.add_argument("--connections", type=_positive_int)
-    p_app.add_argument("--duration", type=float, help="measured seconds per window (4)")
-    p_app.add_argument("--warmup", type=float, help="discarded warmup seconds per server start (0.5)")
-    p_app.add_argument("--settle", type=float, help="discarded seconds of load before each window (0.25)")
-    p_app.add_argument("--workers", type=_positive_int, help="worker processes (default: seed 000's rule)")
-    p_app.add_argument("--threads", type=_positive_int, help="threads per worker for threaded servers")
-    p_app.add_argument("--rounds", type=_positive_int, dest="repeats", help="rounds (6)")
-    p_app.add_argument("--rounds-per-launch", type=_positive_int)
-    p_app.add_argument("--equivalence", type=_fraction, metavar="PCT", help="servers within ±PCT of each other "
-                       "are 'equivalent' (5%%)")
-    p_app.add_argument("--precision", type=float, help="add rounds until every interval is within this fraction")
-    p_app.add_argument("--budget", type=_duration, help="wall-time budget, e.g. 10m")
-    p_app.add_argument("--stack-cpus", type=_cpu_list)
-    p_app.add_argument("--loadgen-cpus", type=_cpu_list)
-    p_app.add_argument("--timeout", type=float, help="seconds before the generator gives up on a request (5)")
-    p_app.add_argument("--seed", type=int)
-    p_app.add_argument("--out", type=Path, dest="out_dir", help="results directory (default runs/<time>)")
+    add_options(p_app, Command.APP)
 
 
 class _CompareFormat(argparse.Action):
@@ -244,7 +130,7 @@ def _add_compare_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> Non
     p_cmp.add_argument("--markdown", action="store_true", help="a Markdown table, e.g. for a pull-request comment")
     p_cmp.add_argument("--format", choices=["terminal", "markdown", "json"], action=_CompareFormat,
                        help="the same as --markdown or --json (report's spelling)")
-    p_cmp.add_argument("--fail-on-regression", type=_fraction, metavar="PCT", default=None,
+    p_cmp.add_argument("--fail-on-regression", type=fraction, metavar="PCT", default=None,
                        help="exit 1 when a row got significantly worse by more than PCT (e.g. 5%%): req/s down, "
                        "p99 or CPU per request up")
 
@@ -280,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_run = sub.add_parser("run", help="run a benchmark and save its results", epilog=EXIT_CODES,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_run_flags(p_run, knob="sweep a knob within the run (as `sweep --knob`), e.g. rtt=0,2ms")
+    _add_run_flags(p_run, Command.RUN, knob="sweep a knob within the run (as `sweep --knob`), e.g. rtt=0,2ms")
     p_run.add_argument("--rate", type=_rates, help="open loop (oha): offered req/s; a list (500,1000,2000) "
                        "measures a latency-versus-offered-load curve")
     p_run.add_argument("--tune", action="store_true",
@@ -291,12 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs", epilog=EXIT_CODES,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_run_flags(p_sweep, knob="a knob and its values (repeatable: a grid); see `pywebbench sweep --help-knobs`")
+    _add_run_flags(p_sweep, Command.SWEEP, knob="a knob and its values (repeatable: a grid); see `pywebbench sweep --help-knobs`")
     p_sweep.add_argument("--rate", type=float, help="open loop (oha): offered req/s")
 
     p_cal = sub.add_parser("calibrate", help="this machine's noise (A/A) and power (A/B with a known slowdown)",
                            epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_run_flags(p_cal)
+    _add_run_flags(p_cal, Command.CALIBRATE)
     p_cal.add_argument("--slowdown", type=float, default=DEFAULT_SLOWDOWN,
                        help="the known slowdown of B, as a fraction (0.05); B's extra CPU per request is sized "
                        "from A's, measured in the run")

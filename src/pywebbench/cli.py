@@ -31,7 +31,8 @@ from pywebbench.stage.listing import listing
 from pywebbench.arguments import build_parser
 from pywebbench.errors import UserError
 from pywebbench.execute import ABORTED, Job
-from pywebbench.plan.options import DEFAULT_SUITE, RunOptions, from_sources
+from pywebbench.plan.declared import Command, flags_of
+from pywebbench.plan.options import DEFAULT_SUITE, SPELLINGS, RunOptions, from_sources
 from pywebbench.plan.sessions import Plan, choose_stacks
 from pywebbench.plan.presets import PRESETS, Preset, get_preset, preset_options
 from pywebbench.report.calibration import render_calibration
@@ -80,19 +81,11 @@ def _glob(catalog: Catalog, pattern: str) -> list[Stack]:
 
 
 def _flags(args: argparse.Namespace) -> dict[str, object]:
-    names = ("stacks", "workloads", "connections", "duration", "warmup", "workers", "threads", "stack_cpus",
-             "loadgen_cpus", "generator", "requests", "repeats", "keepalive", "seed", "out_dir",
-             "max_db_sessions", "db_delay", "db_rows", "db_pool", "upstream_delay", "upstream_size", "cpu_size",
-             "topology", "driver", "db", "aggregation", "precision", "max_rounds", "method", "settle", "budget",
-             "rounds_per_launch", "timeout", "hosts", "rtt", "allow_remote", "equivalence")
-    flags = {name: getattr(args, name) for name in names}
-    for name in ("stacks", "workloads"):
-        if flags[name] is not None:
-            flags[name] = tuple(flags[name])
+    flags = flags_of(args, Command(args.command))
     for name, value in flags.items():
         # argparse reads `--warmup=--` as "no value" and hands over an empty list
         if isinstance(value, list) and name not in ("stack_cpus", "loadgen_cpus"):
-            raise UserError(f"--{name.replace('_', '-')} needs a value")
+            raise UserError(f"--{name.removesuffix('_s').replace('_', '-')} needs a value")
     return flags
 
 
@@ -167,7 +160,7 @@ def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
     axes = parse_knobs(knobs)
     flags = _flags(args)
     for axis in axes:
-        if flags.get(axis.knob.value) is not None:
+        if flags.get(SPELLINGS.get(axis.knob.value, axis.knob.value)) is not None:
             raise UserError(f"--{axis.knob.value.replace('_', '-')} and --knob {axis.knob.value}=... both set it")
     job = Job("sweep", options, knobs, preset=preset)
     job.points

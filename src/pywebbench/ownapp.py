@@ -29,6 +29,7 @@ from pywebbench.measure.runner import Runner
 from pywebbench.plan.app import (
     APP_WORKLOAD, AppTarget, app_framework, app_workload, parse_env, parse_target, select_servers,
 )
+from pywebbench.plan.declared import Command, flags_of
 from pywebbench.plan.options import from_sources
 from pywebbench.plan.sessions import Plan, Variant, make_plan
 from pywebbench.plan.slo import Slo, parse_slo
@@ -49,8 +50,6 @@ Drive = Callable[[Runner, Plan, Budget], int]
 RunJob = Callable[[Job, Catalog, str, Drive | None], Outcome]
 """Runs a job against a catalog with a baseline, printing as `run` does (cli.py's _execute);
 with a Drive it prints no run table (the tuning table is printed here instead)."""
-_RUN_FLAGS = ("connections", "duration", "warmup", "settle", "workers", "threads", "repeats", "rounds_per_launch",
-              "precision", "budget", "stack_cpus", "loadgen_cpus", "timeout", "seed", "out_dir", "equivalence")
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
     variants = tuple(Variant(Stack(app_framework(prepared.app, prepared.interface), s)) for s in prepared.servers)
     workload = app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres, args.ignore_fields)
     catalog = replace(catalog, workloads=(workload,))
-    flags: dict[str, Any] = {name: getattr(args, name) for name in _RUN_FLAGS}
+    flags: dict[str, Any] = flags_of(args, Command.APP)
     flags.update(stacks=tuple(v.stack.id for v in variants), workloads=(workload.name,),
                  db_rows=1000)  # the harness's own table is not the app's: keep its load short
     if slo is not None or args.rate is not None:
@@ -108,7 +107,7 @@ def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = la
     if not args.tune:
         return None
     slo = parse_slo(args.slo) if args.slo is not None else None
-    flags: dict[str, Any] = {name: getattr(args, name) for name in _RUN_FLAGS}
+    flags: dict[str, Any] = flags_of(args, Command.APP)
     rates = (args.rate,) if args.rate is not None else ()
     flags.update(workloads=(APP_WORKLOAD,), generator=None)
     if slo is not None:

@@ -13,7 +13,9 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_every_committed_page_rebuilds_byte_for_byte_from_its_results() -> None:
-    assert [p.name for p in build(DOCS)] == [*PAGES, *REGIONS]
+    built = list(build(DOCS))
+    assert [p.name for p in built[:len(PAGES)]] == [*PAGES]
+    assert [p.relative_to(DOCS.parent).as_posix() for p in built[len(PAGES):]] == [*REGIONS]
     assert stale(DOCS) == [], "run scripts/docs and commit the pages"
 
 
@@ -28,6 +30,13 @@ def test_the_readme_region_is_rendered_and_the_rest_of_it_kept(tmp_path: Path) -
     readme.write_text("# Hand, no markers\n")
     with pytest.raises(UserError, match="no '<!-- seeds-table:start -->'"):
         build(docs)
+
+
+def test_the_reference_option_table_is_the_declaration() -> None:
+    from pywebbench.plan.declared import OPTIONS
+    text = (DOCS / "reference.md").read_text()
+    table = text[text.index("<!-- options-table:start -->"):text.index("<!-- options-table:end -->")]
+    assert all(f"`{o.flag}`" in table for o in OPTIONS)
 
 
 def test_a_page_that_differs_from_its_results_is_named(tmp_path: Path) -> None:

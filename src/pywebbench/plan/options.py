@@ -250,10 +250,9 @@ class RunOptions:
 
 
 _FIELDS = {f.name: f for f in fields(RunOptions)}
-_ALIASES = {"duration": "duration_s", "warmup": "warmup_s", "timeout": "timeout_s", "ready_timeout": "ready_timeout_s",
-            "db_delay": "db_delay_s", "upstream_delay": "upstream_delay_s", "rtt": "rtt_s", "settle": "settle_s", "budget": "budget_s"}
-
-
+SPELLINGS = {name.removesuffix("_s"): name for name in _FIELDS if name.endswith("_s")}
+"""A seconds field as its flag spells it (`duration` for duration_s), for the config file, the
+environment and knobs; the field's own name is accepted too."""
 def parse_duration(value: Any) -> float:
     """'10m', '90s', '1h', '1m30s' or a number of seconds -> seconds."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -314,7 +313,7 @@ def _coerce(name: str, value: Any) -> Any:
 
 def _canonical(key: str) -> str:
     name = key.replace("-", "_").lower()
-    name = _ALIASES.get(name, name)
+    name = SPELLINGS.get(name, name)
     if name not in _FIELDS:
         raise UserError(f"unknown option {key!r}")
     return name

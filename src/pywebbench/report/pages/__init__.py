@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pywebbench.errors import UserError
+from pywebbench.plan.declared import reference_table
 from pywebbench.report.pages import method, seeds
 
 PAGES: dict[str, Callable[[Path], str]] = {
@@ -23,6 +24,7 @@ PAGES: dict[str, Callable[[Path], str]] = {
 
 REGIONS: dict[str, dict[str, Callable[[Path], str]]] = {
     "README.md": {"seeds-table": seeds.readme_seeds_table},
+    "docs/reference.md": {"options-table": lambda results: reference_table()},
 }
 """A file beside docs/ -> {region name -> its renderer, given docs/results}."""
 

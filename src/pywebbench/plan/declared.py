@@ -1,0 +1,224 @@
+"""Every option of a run, declared once: its flag, how its value is read, its help (the default
+read from RunOptions, never typed twice), and the commands that take it.
+
+The parsers (arguments.py), the flags handed to the option layers (cli.py, ownapp.py), the
+config file's and environment's spellings (options.py) and docs/reference.md's option table
+(scripts/docs) are made from OPTIONS. A new option is a RunOptions field and one line here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pywebbench.catalog.model import DB_KINDS
+from pywebbench.errors import UserError
+from pywebbench.plan.cpus import parse_cpu_list
+from pywebbench.plan.options import AGGREGATIONS, GENERATOR_NAMES, METHODS, TOPOLOGIES, RunOptions, parse_duration
+from pywebbench.plan.sweep import Knob, parse_values
+
+
+class Command(StrEnum):
+    RUN = "run"
+    SWEEP = "sweep"
+    CALIBRATE = "calibrate"
+    APP = "app"
+
+
+RUN_LIKE = frozenset({Command.RUN, Command.SWEEP, Command.CALIBRATE})
+EVERY = RUN_LIKE | {Command.APP}
+
+
+class Kind(StrEnum):
+    VALUE = "value"
+    APPEND = "append"
+    """Repeatable: the values in order."""
+    ON = "on"
+    """A switch that sets True."""
+    OFF = "off"
+    """A switch that sets False (--no-keepalive)."""
+
+
+# --- values read from the command line (argparse turns ValueError into its one-line error) ---
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cpu_list(text: str) -> tuple[int, ...]:
+    # A UserError raised here would escape parse_args as a traceback.
+    try:
+        return parse_cpu_list(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def fraction(text: str) -> float:
+    """`5%` or `0.05`: a fraction in (0, 1)."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage such as 5%") from None
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 100%")
+    return value
+
+
+def round_trip(text: str) -> float:
+    try:
+        values = parse_values(Knob.RTT, text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is one round trip such as 2ms (sweep with --knob rtt=0,2ms)")
+    return float(values[0])
+
+
+@dataclass(frozen=True)
+class Option:
+    field: str
+    """The RunOptions field it sets (also the parsed namespace's attribute)."""
+    flag: str
+    help: str
+    """What it does; `{default}` is replaced by the field's default."""
+    parse: Callable[[str], Any] | None = None
+    kind: Kind = Kind.VALUE
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    commands: frozenset[Command] = EVERY
+    aliases: tuple[str, ...] = ()
+    """Other spellings the parser accepts (app's --rounds for --repeats)."""
+
+    @property
+    def name(self) -> str:
+        """The flag without its dashes, as the config file and the environment may spell it."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    def help_text(self) -> str:
+        return self.help.replace("{default}", default_text(self.field))
+
+
+_DEFAULTS = RunOptions()
+
+
+def default_text(field: str) -> str:
+    value = getattr(_DEFAULTS, field)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+O = Option
+OPTIONS: tuple[Option, ...] = (
+    O("stacks", "--stack", "stack to run (repeatable; globs allowed)", kind=Kind.APPEND,
+      metavar="FRAMEWORK:SERVER[-MODEL]", commands=RUN_LIKE),
+    O("workloads", "--workload", "workload (repeatable)", kind=Kind.APPEND, commands=RUN_LIKE),
+    O("connections", "--connections", "concurrent connections ({default})", positive_int),
+    O("duration_s", "--duration", "measured seconds per window ({default})", float),
+    O("warmup_s", "--warmup", "discarded warmup seconds per server start ({default})", float),
+    O("settle_s", "--settle", "discarded seconds of load before each interleaved or duet window ({default})", float),
+    O("workers", "--workers", "worker processes (default: seed 000's rule)", positive_int),
+    O("threads", "--threads", "threads per worker for threaded servers", positive_int),
+    O("stack_cpus", "--stack-cpus", "CPUs for the stack, e.g. 1-3", cpu_list),
+    O("loadgen_cpus", "--loadgen-cpus", "CPUs for the load generator, e.g. 0", cpu_list),
+    O("generator", "--generator", "load generator ({default})", choices=GENERATOR_NAMES, commands=RUN_LIKE),
+    O("requests", "--requests", "request count (ab)", positive_int, commands=RUN_LIKE),
+    O("repeats", "--repeats", "rounds before the stopping rule may stop ({default}; 1 with --method restart), "
+      "each in a fresh random order", positive_int, aliases=("--rounds",)),
+    O("rounds_per_launch", "--rounds-per-launch", "rounds on one start of the servers before they are started "
+      "again ({default}; 1 where only that buys the 2 launches an interval needs within --budget)", positive_int),
+    O("aggregation", "--aggregation", "repeats into one figure: median ({default}), best (seed 003), mean (seed 004)",
+      choices=AGGREGATIONS, commands=RUN_LIKE),
+    O("precision", "--precision", "add rounds until every 95% interval of a ratio to the baseline is within this "
+      "fraction, e.g. 0.02 (up to --budget and --max-rounds)", float),
+    O("max_rounds", "--max-rounds", "round limit of the stopping rule ({default})", positive_int, commands=RUN_LIKE),
+    O("budget_s", "--budget", "wall-time budget, e.g. 10m: kept to within one window; the plan says what it buys",
+      duration),
+    O("equivalence", "--equivalence", "ranking neighbours within ±PCT of each other are 'equivalent' (two "
+      "one-sided tests; {default})", fraction, metavar="PCT"),
+    O("method", "--method", "interleaved ({default}): live servers, short windows in a fresh random order per round, "
+      "paired ratios; duet: every pair of stacks (at most 5) loaded at once each round (CPU-bound comparisons); "
+      "restart: a server start, warmup and one window per trial (the seeds' method)", choices=METHODS,
+      commands=RUN_LIKE),
+    O("timeout_s", "--timeout", "seconds before the generator gives up on a request ({default})", float),
+    O("keepalive", "--no-keepalive", "close each connection after one request", kind=Kind.OFF, commands=RUN_LIKE),
+    O("seed", "--seed", "seed of the random stack order", int),
+    O("out_dir", "--out", "results directory (default runs/<time>)", Path),
+    O("max_db_sessions", "--max-db-sessions", "pgbouncer's cap on server sessions ({default})", positive_int,
+      commands=RUN_LIKE),
+    O("db_delay_s", "--db-delay", "seconds of pg_sleep in /db ({default})", float, commands=RUN_LIKE),
+    O("db_rows", "--db-rows", "rows loaded into the bench table ({default})", positive_int, commands=RUN_LIKE),
+    O("db_pool", "--db-pool", "app-side pool size; 0 = a connection per request ({default})", int, commands=RUN_LIKE),
+    O("upstream_delay_s", "--upstream-delay", "seconds the upstream API waits ({default})", float, commands=RUN_LIKE),
+    O("upstream_size", "--upstream-size", "bytes of the upstream's answer ({default})", positive_int,
+      commands=RUN_LIKE),
+    O("cpu_size", "--cpu-size", "sieve size of /cpu ({default})", positive_int, commands=RUN_LIKE),
+    O("topology", "--topology", "direct ({default}); nginx: load goes through nginx; netns: generator, app and db "
+      "each on a network namespace with its own sshd, made for the run", choices=TOPOLOGIES, commands=RUN_LIKE),
+    O("hosts", "--hosts", "an inventory placing the roles on hosts over SSH", metavar="HOSTS_TOML",
+      commands=RUN_LIKE),
+    O("allow_remote", "--allow-remote", "the inventory may name public addresses", kind=Kind.ON, commands=RUN_LIKE),
+    O("rtt_s", "--rtt", "round trip added on every link between hosts, e.g. 2ms (--hosts or --topology netns; "
+      "sweepable: --knob rtt=0,2ms)", round_trip, commands=RUN_LIKE),
+    O("db", "--db", "what /posts reads: postgresql ({default}) or a SQLite file filled with the same rows",
+      choices=DB_KINDS, commands=RUN_LIKE),
+    O("driver", "--driver", "force one DB driver on every stack (psycopg, psycopg2-gevent, psycopg2-eventlet, "
+      "psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent", commands=RUN_LIKE),
+)
+"""Every option of a run, in the order `--help` lists them."""
+
+def declared(command: Command) -> Iterator[Option]:
+    return (o for o in OPTIONS if command in o.commands)
+
+
+def add_options(parser: argparse.ArgumentParser, command: Command) -> None:
+    """The command's declared options on its parser, each setting its RunOptions field."""
+    for option in declared(command):
+        text = option.help_text().replace("%", "%%")  # argparse formats help with %
+        flags = [option.flag, *option.aliases]
+        if option.kind is Kind.APPEND:
+            parser.add_argument(*flags, action="append", dest=option.field, metavar=option.metavar, help=text)
+        elif option.kind is Kind.ON:
+            parser.add_argument(*flags, action="store_true", dest=option.field, default=None, help=text)
+        elif option.kind is Kind.OFF:
+            parser.add_argument(*flags, action="store_const", const=False, dest=option.field, help=text)
+        else:
+            parser.add_argument(*flags, type=option.parse or str, dest=option.field, metavar=option.metavar,
+                                choices=list(option.choices) if option.choices else None, help=text)
+
+
+def flags_of(args: argparse.Namespace, command: Command) -> dict[str, object]:
+    """The parsed values of the command's options, by RunOptions field (None: not given)."""
+    flags: dict[str, object] = {o.field: getattr(args, o.field) for o in declared(command)}
+    for name in ("stacks", "workloads"):
+        if isinstance(flags.get(name), list):
+            flags[name] = tuple(flags[name])  # type: ignore[arg-type]
+    return flags
+
+
+def reference_table() -> str:
+    """docs/reference.md's option table: every declared option, its commands and its help."""
+    lines = ["| flag | commands | what it does |", "|---|---|---|"]
+    for option in OPTIONS:
+        spelled = ", ".join(f"`{f}`" for f in (option.flag, *option.aliases))
+        commands = "all" if option.commands == EVERY else ", ".join(sorted(option.commands))
+        lines.append(f"| {spelled} | {commands} | {option.help_text()} |")
+    return "\n".join(lines) + "\n"
