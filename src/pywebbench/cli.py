@@ -31,6 +31,7 @@ from pywebbench.stage.listing import listing
 from pywebbench.arguments import build_parser
 from pywebbench.errors import UserError
 from pywebbench.execute import ABORTED, Job
+from pywebbench.plan.budgeting import refuse_small_budget
 from pywebbench.plan.declared import Command, flags_of
 from pywebbench.plan.options import DEFAULT_SUITE, SPELLINGS, RunOptions, from_sources
 from pywebbench.plan.sessions import Plan, choose_stacks
@@ -209,6 +210,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
         raise UserError("calibrate takes one --stack (the same stack runs as A, A again, and B)")
     if options.method == "restart" and options.rounds < 2:
         options = replace(options, repeats=5)
+    refuse_small_budget(options, sizing_rounds=0 if args.extra_us is not None else SIZING_ROUNDS)
     stack_id = options.stacks[0]
     started = time.monotonic()
     run_dir = run_dir_for(options, None)

@@ -94,8 +94,14 @@ def test_a_duet_of_more_stacks_than_its_rounds_can_pair_is_refused(tmp_path: Pat
     assert not results_path(tmp_path).exists()
 
 
+def test_calibrate_refuses_a_budget_that_buys_no_interval_before_anything_starts(tmp_path: Path) -> None:
+    done = pywebbench("calibrate", "--budget", "40s", "--duration", "1", "--out", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr[-2000:]
+    assert "buys no interval" in done.stderr and not results_path(tmp_path).exists()
+
+
 def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Path) -> None:
-    done = pywebbench("calibrate", "--json", "--budget", "40s", "--duration", "1", "--warmup", "0.5",
+    done = pywebbench("calibrate", "--json", "--budget", "110s", "--duration", "1", "--warmup", "0.5",
                       "--settle", "0.2", "--connections", "20", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     figures = json.loads(done.stdout)
@@ -104,7 +110,8 @@ def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Pa
         assert key in figures, key
     assert figures["injected_slowdown"] == 0.05 and figures["extra_us"] > 0
     assert figures["rounds"] >= 2 and len(figures["aa_ci"]) == 2 and len(figures["ab_ci"]) == 2
-    assert figures["wall_s"] < 90
+    assert figures["wall_s"] < 110 + 10  # the budget and one window
+    assert figures["ab_expected"] is not None and figures["ab_holds_expected"] is not None
     assert figures["cpu_source"].startswith("cgroup")
     # B was given work sized from A's own CPU per request, and the kernel saw it spend more
     # B's extra CPU per request as the kernel saw it: present and finite; its size is judged by

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from pywebbench.errors import UserError
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan
 
@@ -88,6 +89,20 @@ def interval_line(options: RunOptions, chosen: Affordable, asked: Affordable, wi
     return (head + buys + f": no ratio interval can be printed; --budget {math.ceil(need / 60)}m buys "
             f"{MIN_LAUNCHES} launches of one round" if options.budget_s is not None
             else head + buys + f": no ratio interval can be printed; add --repeats {MIN_LAUNCHES * chosen.rounds_per_launch}")
+
+
+def refuse_small_budget(options: RunOptions, *, sizing_rounds: int) -> None:
+    """calibrate's budget must buy its sizing phase (A and a probe, `sizing_rounds` rounds) and
+    the two launches of A, A2 and B an interval needs: else one line before anything starts."""
+    if options.budget_s is None:
+        return
+    per = options.rounds_per_launch
+    sizing = budget_for(options, 2, 2, math.ceil(sizing_rounds / per), per) if sizing_rounds else 0.0
+    main = budget_for(options, 3, 3, MIN_LAUNCHES, 1)
+    if options.budget_s < sizing + main:
+        raise UserError(f"--budget {options.budget_s:g}s buys no interval: the sizing phase takes about "
+                        f"{sizing:.0f} s and the {MIN_LAUNCHES} launches of A, A2 and B about {main:.0f} s; "
+                        f"give --budget {math.ceil((sizing + main) / 60)}m or more")
 
 
 def fit_plan_to_budget(options: RunOptions, plan: Plan, points: int) -> tuple[RunOptions, str]:
