@@ -67,7 +67,9 @@ def test_an_interrupted_sweep_resumes_with_only_the_missing_trials(tmp_path: Pat
 
 
 def test_calibrate_and_compare_run_for_real(tmp_path: Path) -> None:
-    cal = pywebbench("calibrate", *SHORT, "--repeats", "2", "--max-rounds", "2", "--extra-us", "2000",
+    # two rounds in two launches: an interval needs two launches
+    cal = pywebbench("calibrate", *SHORT, "--repeats", "2", "--max-rounds", "2", "--rounds-per-launch", "1",
+                     "--extra-us", "2000",
                      "--out", str(tmp_path / "cal"))
     assert cal.returncode == 0, cal.stderr[-3000:]
     assert "A/A:" in cal.stdout and "A/B:" in cal.stdout
