@@ -30,3 +30,12 @@ def test_without_a_budget_the_asked_rounds_decide() -> None:
     assert "3 launch(es)" in line and enough.rounds_per_launch == 2
     _, short = fit_to_budget(RunOptions(repeats=2, rounds_per_launch=2), 3, 3)
     assert "add --repeats 4" in short
+
+
+def test_the_budget_a_sweep_needs_counts_every_point() -> None:
+    options = RunOptions(budget_s=60.0, duration_s=4.0, settle_s=0.25)
+    _, one = fit_to_budget(options, 14, 14, points=1)
+    _, two = fit_to_budget(options, 14, 14, points=2)
+    need_one = int(one.split("--budget ")[1].split("m")[0])
+    need_two = int(two.split("--budget ")[1].split("m")[0])
+    assert need_two >= 2 * need_one - 1

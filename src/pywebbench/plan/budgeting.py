@@ -64,7 +64,7 @@ def budget_for(options: RunOptions, windows_per_round: int, stacks: int, launche
     return launches * (stacks * LAUNCH_PER_STACK_S + rounds_per_launch * round_seconds(options, windows_per_round))
 
 
-def fit_to_budget(options: RunOptions, windows_per_round: int, stacks: int) -> tuple[RunOptions, str]:
+def fit_to_budget(options: RunOptions, windows_per_round: int, stacks: int, points: int = 1) -> tuple[RunOptions, str]:
     """The options with rounds per launch lowered where that buys an interval, and the plan's line."""
     asked = affordable(options, windows_per_round, stacks, options.rounds_per_launch)
     chosen = asked
@@ -73,11 +73,12 @@ def fit_to_budget(options: RunOptions, windows_per_round: int, stacks: int) -> t
         if single.enough:
             chosen = single
             options = replace(options, rounds_per_launch=1)
-    return options, interval_line(options, chosen, asked, windows_per_round, stacks)
+    return options, interval_line(options, chosen, asked, windows_per_round, stacks, points)
 
 
 def interval_line(options: RunOptions, chosen: Affordable, asked: Affordable, windows_per_round: int,
-                  stacks: int) -> str:
+                  stacks: int, points: int = 1) -> str:
+    """What the budget (each sweep point's share of it) buys; where that is no interval, what would."""
     buys = (f"about {chosen.rounds} round(s) in {chosen.launches} launch(es) of up to {chosen.rounds_per_launch}"
             + (f" (one round per launch: {asked.rounds_per_launch} per launch would buy {asked.launches})"
                if chosen is not asked else ""))
@@ -85,7 +86,7 @@ def interval_line(options: RunOptions, chosen: Affordable, asked: Affordable, wi
     head += "the budget buys " if options.budget_s is not None else "this run makes "
     if chosen.enough:
         return head + buys
-    need = budget_for(options, windows_per_round, stacks, MIN_LAUNCHES, 1)
+    need = budget_for(options, windows_per_round, stacks, MIN_LAUNCHES, 1) * points
     return (head + buys + f": no ratio interval can be printed; --budget {math.ceil(need / 60)}m buys "
             f"{MIN_LAUNCHES} launches of one round" if options.budget_s is not None
             else head + buys + f": no ratio interval can be printed; add --repeats {MIN_LAUNCHES * chosen.rounds_per_launch}")
@@ -113,7 +114,7 @@ def fit_plan_to_budget(options: RunOptions, plan: Plan, points: int) -> tuple[Ru
     if options.method == "duet":
         windows *= max(1, stacks - 1)  # every pair each round, each side a window of its own
     share = replace(options, budget_s=options.budget_s / max(1, points)) if options.budget_s else options
-    fitted, line = fit_to_budget(share, windows, stacks)
+    fitted, line = fit_to_budget(share, windows, stacks, max(1, points))
     return replace(options, rounds_per_launch=fitted.rounds_per_launch), line
 
 
