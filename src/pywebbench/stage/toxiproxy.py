@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from pywebbench.stage.envs import cache_root
-from pywebbench.stage.reference.gobuild import GoBuildError, _run, find_go, go_env
+from pywebbench.stage.reference.gobuild import GoBuildError, go_install
 
 VERSION = "v2.5.0"
 MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
@@ -26,11 +26,7 @@ def build_toxiproxy(cache: Path | None = None, go: str | None = None) -> Path:
     target = install_dir(cache) / BINARY
     if os.access(target, os.X_OK):
         return target
-    found = find_go(go)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    env = {**go_env(target.parent, found), "GOBIN": str(target.parent)}
-    _run([found, "install", f"{MODULE}@{VERSION}"], env=env, what=f"go install toxiproxy {VERSION}")
-    built = target.parent / "server"
+    built = go_install(MODULE, VERSION, target.parent, go) / "server"
     if not built.exists():
         raise GoBuildError(f"go install toxiproxy {VERSION} left no binary in {target.parent}")
     built.replace(target)

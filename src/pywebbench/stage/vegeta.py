@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from pywebbench.stage.envs import cache_root
-from pywebbench.stage.reference.gobuild import _run, find_go, go_env
+from pywebbench.stage.reference.gobuild import go_install
 
 VERSION = "v12.13.0"
 MODULE = "github.com/tsenart/vegeta/v12"
@@ -31,10 +31,7 @@ def build_vegeta(cache: Path | None = None, go: str | None = None) -> Path:
     target = install_dir(cache) / BINARY
     if os.access(target, os.X_OK):
         return target
-    found = find_go(go)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    env = {**go_env(target.parent, found), "GOBIN": str(target.parent)}
-    _run([found, "install", f"{MODULE}@{VERSION}"], env=env, what=f"go install vegeta {VERSION}")
+    go_install(MODULE, VERSION, target.parent, go)
     return target
 
 

@@ -110,6 +110,16 @@ def _run(argv: list[str], *, env: dict[str, str], cwd: Path | None = None, what:
     return done.stdout
 
 
+def go_install(module: str, version: str, directory: Path, go: str | None = None) -> Path:
+    """`go install MODULE@VERSION` into `directory` (the tool cache), with the reference build's
+    Go environment; returns the directory, where the command's binary now is."""
+    found = find_go(go)
+    directory.mkdir(parents=True, exist_ok=True)
+    env = {**go_env(directory, found), "GOBIN": str(directory)}
+    _run([found, "install", f"{module}@{version}"], env=env, what=f"go install {module}@{version}")
+    return directory
+
+
 def source_files(source_dir: Path = SOURCE_DIR) -> list[Path]:
     """The files a build depends on, relative to source_dir, sorted."""
     files = [p for p in source_dir.rglob("*") if p.is_file() and (p.suffix == ".go" or p.name in ("go.mod", "go.sum"))]
