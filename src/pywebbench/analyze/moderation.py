@@ -134,8 +134,7 @@ def launch_intervals(logs: _Array, prior_variance: _Array | float = 0.0, prior_d
     own = np.where(d > 0, variance, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         total_df = pd + d
-        finite_prior = np.isfinite(pd)
-        moderated = np.where(finite_prior, (np.where(pd > 0, pd * pv, 0.0) + d * own) / total_df, pv)
+        moderated = (np.where(pd > 0, pd * pv, 0.0) + d * own) / total_df
         se = np.sqrt(moderated / n)
         centre = np.nansum(means, axis=-1) / np.maximum(n, 1)
         quantile = stdtrit(np.where(total_df > 0, total_df, 1.0), 0.5 + confidence / 2.0)

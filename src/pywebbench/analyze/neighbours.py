@@ -61,27 +61,38 @@ def pair_verdict(a: Sequence[Observation], b: Sequence[Observation], *, prior: P
     return PairVerdict.UNRESOLVED
 
 
-def rank_with_ties(
-    items: Sequence[tuple[str, Sequence[Observation]]], *,
-    higher_is_better: bool = True, prior: Prior = NO_PRIOR, confidence: float = CONFIDENCE,
-) -> list[tuple[str, int]]:
-    """Labels best first, each with a tie group (from 1).
+def rank_with_verdicts(
+    items: Sequence[tuple[str, Sequence[Observation]]], *, higher_is_better: bool = True,
+    prior: Prior = NO_PRIOR, margin: float = EQUIVALENCE, confidence: float = CONFIDENCE,
+) -> list[tuple[str, int, PairVerdict | None]]:
+    """Labels best first, each with a tie group (from 1) and its verdict against the next row.
 
-    A row joins the previous row's group when the two are tied by their own paired ratio
-    (adjacent neighbours only: overlapping intervals against a baseline would hide the pairing),
-    or when that ratio has no interval (nothing tells them apart). Rows without a value come
-    last, each in a group of its own.
+    A row joins the previous row's group unless their own paired ratio tells them apart
+    (adjacent neighbours only: overlapping intervals against a baseline would hide the
+    pairing); no interval tells nothing apart. Rows without a value come last, each in a group
+    of its own, with no verdict.
     """
     scored = [(label, obs, launch_centre(obs)) for label, obs in items]
     sign = -1.0 if higher_is_better else 1.0
     ranked = sorted(scored, key=lambda row: (row[2] is None, sign * (row[2] or 0.0)))
-    out: list[tuple[str, int]] = []
+    out: list[tuple[str, int, PairVerdict | None]] = []
     group = 0
     previous: Sequence[Observation] | None = None
     for label, obs, value in ranked:
-        same = (previous is not None and value is not None
-                and tied(previous, obs, prior=prior, confidence=confidence) is not False)
-        group += 0 if same else 1
-        out.append((label, group))
+        verdict = (pair_verdict(previous, obs, prior=prior, margin=margin, confidence=confidence)
+                   if previous is not None and value is not None else None)
+        if out and verdict is not None:
+            out[-1] = (*out[-1][:2], verdict)  # the verdict belongs to the row above, against this one
+        group += 0 if verdict is not None and verdict is not PairVerdict.DIFFERENT else 1
+        out.append((label, group, None))
         previous = obs if value is not None else None
     return out
+
+
+def rank_with_ties(
+    items: Sequence[tuple[str, Sequence[Observation]]], *,
+    higher_is_better: bool = True, prior: Prior = NO_PRIOR, confidence: float = CONFIDENCE,
+) -> list[tuple[str, int]]:
+    """Labels best first, each with its tie group (rank_with_verdicts without the verdicts)."""
+    return [(label, group) for label, group, _ in rank_with_verdicts(
+        items, higher_is_better=higher_is_better, prior=prior, confidence=confidence)]

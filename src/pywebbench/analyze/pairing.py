@@ -14,7 +14,6 @@ from pywebbench.analyze.paired import (
     Interval,
     Observation,
     paired_ratios,
-    ratio_interval,
     statistic_value,
     table_intervals,
     why_no_interval,
@@ -67,7 +66,8 @@ class Paired:
 
 def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult], label: str,
                        cell_trials: Sequence[TrialResult] = ()) -> Paired:
-    """Per-round ratios of a row to the baseline in the same cell.
+    """Per-round ratios of a row to the baseline in the same cell, without intervals: a row's
+    interval depends on its table's other rows (moderated_table gives it).
 
     Interleaved: the row's window over the baseline's in the same round. Duet: least squares
     over every pair the round loaded (`cell_trials`: all of the cell's windows).
@@ -81,9 +81,7 @@ def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult]
     else:
         ratios = paired_ratios(observations(trials, rps_of), observations(base_trials, rps_of))
         cpu = paired_ratios(observations(trials, cpu_per_request), observations(base_trials, cpu_per_request))
-    widen = with_duet_term if duet else _same
-    return Paired(ratios, widen(ratio_interval(ratios)), widen(ratio_interval(cpu)), statistic_value(cpu), tuple(cpu),
-                  why_no_interval(ratios), duet)
+    return Paired(ratios, None, None, statistic_value(cpu), tuple(cpu), why_no_interval(ratios), duet)
 
 
 def _same(interval: Interval | None) -> Interval | None:

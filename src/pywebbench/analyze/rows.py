@@ -12,7 +12,7 @@ from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.analyze.rechecks import rechecked, recorded_ceilings, spread_check
 from pywebbench.plan.knobs import knob_short
 from pywebbench.analyze.moderation import NO_PRIOR, Prior
-from pywebbench.analyze.neighbours import EQUIVALENCE, pair_verdict, rank_with_ties
+from pywebbench.analyze.neighbours import EQUIVALENCE, rank_with_verdicts
 from pywebbench.analyze.pairing import Paired, moderated_table, observations, paired_to_baseline, rps_of
 from pywebbench.analyze.paired import (
     Interval,
@@ -206,7 +206,7 @@ def summarize(results: ResultSet, baseline: str | None = None, aggregation: Aggr
             for (label, cell), trials in groups.items()]
     missing = {trials[0].spec.workload for (_label, cell), trials in groups.items() if not _rps_values(
         base_trials.get(cell, []))}
-    rows = _with_ties(rows, groups, baseline, cells, priors, run_equivalence(results))
+    rows = _with_ties(rows, groups, baseline, cells, paired, priors, run_equivalence(results))
     # Paired rows rank by their ratio, the figure their ties are decided on.
     rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method != "restart" else r.rps) or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)))
@@ -350,6 +350,7 @@ def _ratio_ci(paired: Paired | None, values: list[float], base_values: list[floa
 
 def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]],
                baseline: str, cells: dict[tuple[object, ...], list[TrialResult]],
+               paired: dict[tuple[str, tuple[object, ...]], Paired | None],
                priors: dict[tuple[object, ...], Prior], margin: float) -> list[Row]:
     """Tie groups per cell from each row's per-round ratio to the baseline (paired methods only).
 
@@ -372,18 +373,13 @@ def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], lis
                 keys = dict.fromkeys((o.launch, o.round) for o in observations(base, rps_of))
                 items.append((row.label, [Observation(launch, round_no, 1.0) for launch, round_no in keys]))
             else:
-                items.append((row.label, list(paired_to_baseline(groups[(row.label, cell)], base, row.label,
-                                                                 cells[cell]).ratios)))
-        prior = priors.get(cell, NO_PRIOR)
-        ranking = rank_with_ties(items, prior=prior)
-        groups_of = dict(ranking)
-        verdicts = _next_verdicts([label for label, _ in ranking], dict(items), prior, margin)
-        out += [replace(r, tie_group=groups_of.get(r.label), next_verdict=verdicts.get(r.label)) for r in cell_rows]
+                # The ratios _paired_tables made (a restart row among paired ones has none there).
+                made = paired.get((row.label, cell))
+                ratios = made.ratios if made is not None else \
+                    paired_to_baseline(groups[(row.label, cell)], base, row.label, cells[cell]).ratios
+                items.append((row.label, list(ratios)))
+        ranking = rank_with_verdicts(items, prior=priors.get(cell, NO_PRIOR), margin=margin)
+        found = {label: (group, verdict.value if verdict is not None else None) for label, group, verdict in ranking}
+        out += [replace(r, tie_group=found[r.label][0], next_verdict=found[r.label][1]) if r.label in found else r
+                for r in cell_rows]
     return out
-
-
-def _next_verdicts(order: list[str], by_label: dict[str, list[Observation]], prior: Prior,
-                   margin: float) -> dict[str, str]:
-    """Each ranked row (best first) against the one below it."""
-    return {upper: pair_verdict(by_label[upper], by_label[lower], prior=prior, margin=margin).value
-            for upper, lower in zip(order, order[1:]) if by_label[upper] and by_label[lower]}
