@@ -221,7 +221,7 @@ def _header(job: Job, plan: Plan, generator: LoadGenerator, baseline: str) -> Ru
     return RunHeader(
         run_id=uuid.uuid4().hex[:12], created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         pywebbench_version=__version__, command=job.command or tuple(sys.argv), options=stored, machine=machine_info(),
-        tools={"generator": generator.version(), "python": sys.version.split()[0],
+        tools={"generator": generator.version(), "python": f"{sys.version.split()[0]} at {sys.base_prefix}",
                **(generator.other_versions() if isinstance(generator, ByWindow) else {})},
         planned_trials=len(plan.trials),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pywebbench.plan.budgeting import MIN_LAUNCHES, affordable, budget_for, fit_to_budget
+from pywebbench.plan.budgeting import MIN_LAUNCHES, affordable, budget_for, fit_to_budget, windows_per_round
 from pywebbench.plan.options import RunOptions
 
 
@@ -39,3 +39,10 @@ def test_the_budget_a_sweep_needs_counts_every_point() -> None:
     need_one = int(one.split("--budget ")[1].split("m")[0])
     need_two = int(two.split("--budget ")[1].split("m")[0])
     assert need_two >= 2 * need_one - 1
+
+
+def test_a_duet_round_is_one_window_per_pair_of_stacks() -> None:
+    # 3 stacks x 2 workloads: 3 pairs x 2 workloads, each pair's two sides in one window.
+    assert windows_per_round("duet", 6, 3) == 6
+    assert windows_per_round("interleaved", 6, 3) == 6
+    assert windows_per_round("duet", 14, 14) == 91

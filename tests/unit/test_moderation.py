@@ -10,7 +10,7 @@ import pytest
 from scipy.special import stdtrit
 
 from pywebbench.analyze.coverage import Noise, Shape, simulate_cell, simulate_logs
-from pywebbench.analyze.moderation import estimate_priors, launch_intervals, moderated_intervals, needs
+from pywebbench.analyze.moderation import Prior, estimate_priors, launch_intervals, moderated_intervals, needs
 from pywebbench.analyze.paired import Observation, ratio_interval, table_intervals, why_no_interval
 
 
@@ -35,7 +35,12 @@ def test_one_launch_gives_no_interval_and_says_why() -> None:
     ratios = _obs([[1.0, 1.1, 0.9, 1.05]])
     assert ratio_interval(ratios) is None
     assert why_no_interval(ratios) == "needs 2 launches"
-    assert needs(0, 0.0) == "no paired rounds"
+    assert needs(0) == "no paired rounds"
+
+
+def test_a_prior_does_not_give_one_launch_an_interval() -> None:
+    """One launch cannot show whether the stack is one of the table's noisy ones."""
+    assert ratio_interval(_obs([[1.0, 1.1]]), prior=Prior(0.01, 40.0, 14)) is None
 
 
 def test_two_rounds_in_two_launches_are_not_a_min_max_range() -> None:
@@ -65,12 +70,12 @@ def test_a_table_lends_degrees_of_freedom_to_each_stack_and_keeps_a_noisy_one_wi
 
 def test_alike_spreads_lend_all_their_degrees_of_freedom_unlike_ones_few() -> None:
     alike = np.full(20, 0.01)
-    _, d0, _ = estimate_priors(alike, np.full(20, 2))
+    _, d0 = estimate_priors(alike, np.full(20, 2))
     assert float(d0) == pytest.approx(40.0)  # capped at what the table holds
     unlike = np.geomspace(1e-5, 1.0, 20)
-    _, d0_unlike, _ = estimate_priors(unlike, np.full(20, 2))
+    _, d0_unlike = estimate_priors(unlike, np.full(20, 2))
     assert float(d0_unlike) < 2.0
-    _, few, _ = estimate_priors(alike[:2], np.full(2, 2))
+    _, few = estimate_priors(alike[:2], np.full(2, 2))
     assert float(few) == 0.0  # two spreads say nothing about their distribution
 
 
@@ -95,7 +100,8 @@ def test_one_launch_cells_print_no_interval() -> None:
     assert cell.intervals == 0 and cell.without == 20 * 13
 
 
-def test_launch_intervals_broadcast_a_prior_to_a_one_launch_stack() -> None:
-    logs = np.log(np.asarray([[[1.0, 1.1, 0.9]]]))
+def test_launch_intervals_broadcast_a_prior_but_give_one_launch_none() -> None:
+    logs = np.log(np.asarray([[[1.0, 1.1, 0.9], [np.nan] * 3], [[1.0, 1.1, 0.9], [1.05, 0.95, 1.0]]]))
     lent = launch_intervals(logs, 0.01, 10.0)
-    assert math.isfinite(float(lent.half[0])) and float(lent.df[0]) == pytest.approx(10.0)
+    assert not math.isfinite(float(lent.half[0]))
+    assert math.isfinite(float(lent.half[1])) and float(lent.df[1]) == pytest.approx(11.0)

@@ -116,14 +116,29 @@ def test_a_real_mix_run_becomes_a_load_result_with_both_latencies() -> None:
     assert result.latency.at(50) is not None and result.latency.at(50) < 50  # the server kept up
 
 
-def test_the_correction_counts_the_wait_of_requests_the_schedule_sent_late() -> None:
-    # 4 requests due at 10, 20, 30, 40 ms; the last two went out 25 ms late (all workers busy)
+def test_the_correction_counts_the_wait_of_requests_that_found_every_worker_busy() -> None:
+    # 4 requests due at 10, 20, 30, 40 ms, 2 workers; the first two take 44 ms, so the last two
+    # found both busy at their times and went out at 55 and 65 ms: 25 ms of waiting each
     ms = 1_000_000
     records = Records(sent_ns=_ints([1000 + 10 * ms, 1000 + 20 * ms, 1000 + 55 * ms, 1000 + 65 * ms]),
+                      code=_ints([200] * 4), latency_ns=_ints([44 * ms, 44 * ms, 1 * ms, 1 * ms]),
+                      seq=_ints([0, 1, 2, 3]), errors=())
+    result = parse_vegeta({"requests": 4, "duration": 55 * ms, "wait": ms}, records, rate=100.0, workers=2)
+    assert result.latency_uncorrected is not None and result.latency_uncorrected.at(0) == pytest.approx(1.0)
+    assert result.latency.at(0) == pytest.approx(26.0) and result.latency.max_ms == pytest.approx(44.0)
+
+
+def test_a_request_the_generator_sent_late_with_a_worker_free_is_timed_from_its_send() -> None:
+    # due at 10, 20, 30, 40 ms; the last two went out 0.4 ms late while a worker was free: the
+    # generator's pacing, not the server, and counting it would add 0.4 ms to every percentile
+    ms = 1_000_000
+    late = 400_000
+    records = Records(sent_ns=_ints([10 * ms, 20 * ms, 30 * ms + late, 40 * ms + late]),
                       code=_ints([200] * 4), latency_ns=_ints([1 * ms] * 4), seq=_ints([0, 1, 2, 3]), errors=())
-    result = parse_vegeta({"requests": 4, "duration": 55 * ms, "wait": ms}, records, rate=100.0)
-    assert result.latency_uncorrected is not None and result.latency_uncorrected.max_ms == 1.0
-    assert result.latency.max_ms == pytest.approx(26.0) and result.latency.at(0) == pytest.approx(1.0)
+    timed = parse_vegeta({"requests": 4, "duration": 30 * ms, "wait": ms}, records, rate=100.0, workers=2)
+    assert timed.latency.max_ms == pytest.approx(1.0)
+    every = parse_vegeta({"requests": 4, "duration": 30 * ms, "wait": ms}, records, rate=100.0)
+    assert every.latency.max_ms == pytest.approx(1.4)
 
 
 def test_refused_connections_are_connect_errors_not_requests() -> None:

@@ -86,8 +86,8 @@ def trigamma_inverse(x: _Array) -> _Array:
     return out
 
 
-def estimate_priors(variances: _Array, dfs: _Array) -> tuple[_Array, _Array, _Array]:
-    """Per table (the last axis holds its stacks): s0^2, d0 and the count of spreads used.
+def estimate_priors(variances: _Array, dfs: _Array) -> tuple[_Array, _Array]:
+    """Per table (the last axis holds its stacks): s0^2 and d0.
 
     Spreads with no degrees of freedom or no variance are left out; below MIN_STACKS_TO_POOL
     usable spreads a table borrows nothing (d0 = 0).
@@ -104,7 +104,7 @@ def estimate_priors(variances: _Array, dfs: _Array) -> tuple[_Array, _Array, _Ar
         d0 = np.minimum(d0, np.sum(np.where(usable, dfs, 0), axis=-1))
         s0 = np.exp(e_mean + digamma(d0 / 2.0) - np.log(d0 / 2.0))
     pooled = count >= MIN_STACKS_TO_POOL
-    return np.where(pooled, s0, 0.0), np.where(pooled, d0, 0.0), count
+    return np.where(pooled, s0, 0.0), np.where(pooled, d0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,9 @@ def launch_intervals(logs: _Array, prior_variance: _Array | float = 0.0, prior_d
                      confidence: float = 0.95) -> Bounds:
     """Moderated t intervals of the mean of launch means, for arrays (..., launch, round).
 
-    prior_* broadcast against the leading axes. A stack with one launch gets an interval only
-    from a prior (the others' spreads); with none its half-width is NaN.
+    prior_* broadcast against the leading axes. A stack with one launch has no interval (NaN
+    half-width) even with a prior: the prior alone would say its spread is the others', and
+    one launch cannot show that it is not one of the table's outlying stacks.
     """
     means = launch_means(logs)
     variance, d = spreads(means)
@@ -138,7 +139,7 @@ def launch_intervals(logs: _Array, prior_variance: _Array | float = 0.0, prior_d
         se = np.sqrt(moderated / n)
         centre = np.nansum(means, axis=-1) / np.maximum(n, 1)
         quantile = stdtrit(np.where(total_df > 0, total_df, 1.0), 0.5 + confidence / 2.0)
-        half = np.where((total_df > 0) & (n > 0), quantile * se, np.nan)
+        half = np.where((total_df > 0) & (n > 1), quantile * se, np.nan)
     return Bounds(centre=np.where(n > 0, centre, np.nan), se=se, df=total_df, half=half, launches=n,
                   rounds=np.sum(~np.isnan(logs), axis=(-2, -1)))
 
@@ -162,7 +163,7 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
     own_variance, own_df = spreads(own)
     g = np.maximum(stacks, 2)[..., None]
     own_variance = own_variance * g / (g - 1)
-    s0, d0, _ = estimate_priors(own_variance, own_df)
+    s0, d0 = estimate_priors(own_variance, own_df)
     plain = launch_intervals(logs, 0.0, 0.0, confidence)
     with np.errstate(invalid="ignore", divide="ignore"):
         total_own_df = own_df + d0[..., None]
@@ -186,9 +187,9 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
     return bounds, s0, d0
 
 
-def needs(launches: int, prior_df: float) -> str | None:
+def needs(launches: int) -> str | None:
     """Why there is no interval, in the table's words; None when there is one."""
-    if launches >= 2 or (launches == 1 and prior_df > 0):
+    if launches >= 2:
         return None
     return "needs 2 launches" if launches == 1 else "no paired rounds"
 

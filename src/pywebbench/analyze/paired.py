@@ -231,7 +231,7 @@ def _from_bounds(bounds: Bounds, index: int, prior_df: float, confidence: float)
 def ratio_interval(
     ratios: Sequence[Observation], *, prior: Prior = NO_PRIOR, confidence: float = CONFIDENCE,
 ) -> Interval | None:
-    """Student's t interval of the mean of launch means; None without two launches (or a prior).
+    """Student's t interval of the mean of launch means; None without two launches.
 
     `prior`: the spread of launch means the other stacks of the table lend (moderation.Prior);
     without it the stack's own launches alone, on launches - 1 degrees of freedom.
@@ -293,9 +293,9 @@ def launch_centre(observations: Sequence[Observation]) -> float | None:
     return math.exp(float(means[0]))
 
 
-def why_no_interval(ratios: Sequence[Observation], prior: Prior = NO_PRIOR) -> str | None:
+def why_no_interval(ratios: Sequence[Observation]) -> str | None:
     """The table's words where a ratio has no interval ("needs 2 launches"); None when it has one."""
-    return needs(len({o.launch for o in ratios}), prior.df)
+    return needs(len({o.launch for o in ratios}))
 
 
 def unpaired_ratio_interval(

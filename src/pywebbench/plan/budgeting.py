@@ -106,13 +106,19 @@ def refuse_small_budget(options: RunOptions, *, sizing_rounds: int) -> None:
                         f"give --budget {math.ceil((sizing + main) / 60)}m or more")
 
 
+def windows_per_round(method: str, trials: int, stacks: int) -> int:
+    """Windows one round takes: a window per trial, or in a duet one per pair of stacks and
+    workload (both sides loaded in the same window), k(k-1)/2 of them per workload."""
+    if method == "duet":
+        return max(1, trials * (stacks - 1) // 2)
+    return max(1, trials)
+
+
 def fit_plan_to_budget(options: RunOptions, plan: Plan, points: int) -> tuple[RunOptions, str]:
     """fit_to_budget for a plan's first round, each sweep point with its share of the budget."""
     first = [s for s in plan.sessions if s.round == min((x.round for x in plan.sessions), default=1)]
     stacks = max(1, len({s.label for s in first}))
-    windows = max(1, sum(len(s.trials) for s in first) // max(1, points))
-    if options.method == "duet":
-        windows *= max(1, stacks - 1)  # every pair each round, each side a window of its own
+    windows = windows_per_round(options.method, sum(len(s.trials) for s in first) // max(1, points), stacks)
     share = replace(options, budget_s=options.budget_s / max(1, points)) if options.budget_s else options
     fitted, line = fit_to_budget(share, windows, stacks, max(1, points))
     return replace(options, rounds_per_launch=fitted.rounds_per_launch), line
