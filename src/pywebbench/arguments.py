@@ -104,6 +104,13 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
                        "'p99<100ms'")
     p_app.add_argument("--rate", type=_positive_float, metavar="REQ/S", help="open loop: every window at this offered "
                        "rate (oha, or vegeta for a mix); with --tune --slo, the first rate of each search")
+    p_app.add_argument("--baseline-dir", type=Path, metavar="DIR", help="a gate: the base version of the app (its "
+                       "app dir); base and head run under each server in the same rounds, answered as head/base")
+    p_app.add_argument("--baseline-ref", metavar="REF", help="a gate: the base version as a git ref of the app dir's "
+                       "repository (checked out with git worktree, removed after the run)")
+    p_app.add_argument("--fail-on-regression", type=fraction, metavar="PCT", default=None,
+                       help="with a baseline: exit 1 when a head/base interval lies wholly past PCT (e.g. 2%%) on "
+                       "the worse side: req/s down, p99 or CPU per request up")
     add_options(p_app, Command.APP)
 
 

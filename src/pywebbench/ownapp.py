@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pywebbench.analyze.gate import BASE, HEAD, GateFigure, head_over_base
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.tuning import Tuning
 from pywebbench.catalog.deploy import deploy_command
@@ -34,11 +35,13 @@ from pywebbench.plan.options import from_sources
 from pywebbench.plan.sessions import Plan, Variant, make_plan
 from pywebbench.plan.slo import Slo, parse_slo
 from pywebbench.plan.traffic import RequestSpec, parse_requests, parse_requests_file
+from pywebbench.report.gate import gate_json, gate_markdown, render_gate
 from pywebbench.report.tuning import render_tuning, write_tuning
 from pywebbench.results.model import TrialStatus
 from pywebbench.results.store import load_results
 from pywebbench.services.backing import Backing
 from pywebbench.stage.appenv import AppEnvProvider, app_requirements, detect_interface
+from pywebbench.stage.baseline_src import baseline_source
 from pywebbench.stage.envs import EnvBuildError, EnvironmentBuilder, EnvProvider, EnvSpec
 from pywebbench.stage.reference import GoBuildError
 from pywebbench.stage.tools import locate
@@ -59,15 +62,49 @@ class _Prepared:
     forced: bool
     servers: tuple[ServerVariant, ...]
     requests: tuple[RequestSpec, ...]
+    base: AppTarget | None = None
+    """The base version for a gate (--baseline-dir/--baseline-ref)."""
+
+
+DEFAULT_GATE = 0.02
+"""The threshold a baseline run is judged at without --fail-on-regression."""
 
 
 def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: Callable[[Outcome], int],
             note: Callable[[str], None]) -> int:
     """Check everything that can be checked before any load, then run the servers interleaved
-    (or, with --tune, search each server's workers x threads)."""
+    (or, with --tune, search each server's workers x threads; with a baseline, base and head
+    under each server, answered as head/base)."""
     slo = _check_tune_flags(args, note)
-    prepared = _prepare(args, catalog, note, slo)
-    variants = tuple(Variant(Stack(app_framework(prepared.app, prepared.interface), s)) for s in prepared.servers)
+    _check_gate_flags(args)
+    with baseline_source(args.app_dir, directory=args.baseline_dir, ref=args.baseline_ref) as base_dir:
+        return _run_app(args, catalog, run, exit_code, note, slo, base_dir)
+
+
+def _check_gate_flags(args: argparse.Namespace) -> None:
+    gate = args.baseline_dir is not None or args.baseline_ref is not None
+    if args.fail_on_regression is not None and not gate:
+        raise UserError("--fail-on-regression needs --baseline-dir or --baseline-ref (for two finished runs: "
+                        "pywebbench compare --fail-on-regression)")
+    if gate and args.tune:
+        raise UserError("a baseline compares base and head at the same settings; --tune searches settings: "
+                        "give one of them")
+
+
+def _variants(prepared: _Prepared) -> tuple[Variant, ...]:
+    """One per server; with a base, the base's and the head's under each server."""
+    head = app_framework(prepared.app, prepared.interface)
+    if prepared.base is None:
+        return tuple(Variant(Stack(head, s)) for s in prepared.servers)
+    base = app_framework(prepared.base, prepared.interface)
+    return tuple(v for s in prepared.servers
+                 for v in (Variant(Stack(base, s), alias=BASE), Variant(Stack(head, s), alias=HEAD)))
+
+
+def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: Callable[[Outcome], int],
+             note: Callable[[str], None], slo: Slo | None, base_dir: Path | None) -> int:
+    prepared = _prepare(args, catalog, note, slo, base_dir)
+    variants = _variants(prepared)
     workload = app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres, args.ignore_fields)
     catalog = replace(catalog, workloads=(workload,))
     flags: dict[str, Any] = flags_of(args, Command.APP)
@@ -91,12 +128,31 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
         extra.update(tune=True, slo=slo.text if slo is not None else None, lanes=TUNE_LANES)
     run_dir = (options.out_dir or Path("runs") / _stamp()).resolve()
     job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
-              command=redact_env_values(tuple(sys.argv)), env_hook=_env_hook(args, prepared.app, run_dir))
+              command=redact_env_values(tuple(sys.argv)), env_hook=_env_hook(args, prepared, run_dir))
     if args.tune:
         return _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, args.rate), run, exit_code, note)
-    outcome = run(job, catalog, variants[0].stack.id, None)  # its table ends with the deploy commands
+    outcome = run(job, catalog, _label(variants[0]), None)  # its table ends with the deploy commands
     _refuse_if_wrong_everywhere(outcome, note)
-    return exit_code(outcome)
+    if prepared.base is None:
+        return exit_code(outcome)
+    gate = head_over_base(load_results(outcome.run_dir).trials, args.fail_on_regression or DEFAULT_GATE)
+    (outcome.run_dir / "gate.json").write_text(gate_json(gate), encoding="utf-8")
+    (outcome.run_dir / "gate.md").write_text(gate_markdown(gate), encoding="utf-8")
+    print(render_gate(gate), end="")
+    code = exit_code(outcome)
+    if args.fail_on_regression is None:
+        note(f"the gate judged at +-{DEFAULT_GATE:.0%} and did not fail the run: --fail-on-regression PCT does")
+        return code
+    if gate.failed:
+        return 1
+    # A gate judges what was measured: a flagged window (a busy runner) does not fail it, a
+    # req/s without an interval (windows lost, the run cut short) does.
+    judged = all(r.interval is not None for r in gate.rows if r.figure is GateFigure.RPS)
+    return 0 if outcome.status == "complete" and gate.rows and judged else code or 1
+
+
+def _label(variant: Variant) -> str:
+    return f"{variant.stack.id}#{variant.alias}" if variant.alias else variant.stack.id
 
 
 def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = lambda text: None) -> Slo | None:
@@ -162,7 +218,8 @@ def _run_tuning(job: Job, catalog: Catalog, request: TuneRequest, run: RunJob, e
     return 0 if found[0].best is not None else 1
 
 
-def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], None], slo: Slo | None) -> _Prepared:
+def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], None], slo: Slo | None,
+             base_dir: Path | None = None) -> _Prepared:
     """The bad inputs, each one line: flags, requests, requirements, import, interface, servers."""
     if args.pgbouncer and not args.with_postgres:
         raise UserError("--pgbouncer goes with --with-postgres")
@@ -176,18 +233,43 @@ def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], N
         else parse_requests(args.requests or ["GET /"])
     app = AppTarget(target, app_dir, args.factory, app_requirements(args.requirements, app_dir),
                     parse_env(args.env, args.env_file))
-    note(f"{target}: building its environment ({len(app.requirements)} requirement(s)) and importing it")
-    try:
-        probe = EnvironmentBuilder().ensure(EnvSpec(app.requirements, (), sys.executable), retry_failed=True)
-    except EnvBuildError as exc:
-        raise UserError(f"the app's requirements failed to install: {exc}") from None
     forced = Interface(args.interface.upper()) if args.interface else None
-    interface = detect_interface(probe, target, app.factory, app_dir, app.process_env, forced)
+    interface = _imported(app, "", note, forced)
+    base = None
+    if base_dir is not None:
+        base = replace(app, app_dir=base_dir, requirements=_base_requirements(args.requirements, app_dir, base_dir))
+        if _imported(base, "the baseline ", note, forced) is not interface:
+            raise UserError(f"the baseline's {target} is not {interface.value} as the head's is")
     servers, left_out = select_servers(catalog.servers, args.servers, interface,
                                        allow_monkeypatch=args.allow_monkeypatch, factory=app.factory)
     for key, why in left_out:
         note(f"skipped {key}: {why}")
-    return _Prepared(app, interface, forced is not None, tuple(servers), requests)
+    return _Prepared(app, interface, forced is not None, tuple(servers), requests, base)
+
+
+def _imported(app: AppTarget, which: str, note: Callable[[str], None], forced: Interface | None) -> Interface:
+    """Build the app's environment and import it there: its interface, or a one-line refusal."""
+    note(f"{which}{app.target}: building its environment ({len(app.requirements)} requirement(s)) and importing it")
+    try:
+        probe = EnvironmentBuilder().ensure(EnvSpec(app.requirements, (), sys.executable), retry_failed=True)
+    except EnvBuildError as exc:
+        raise UserError(f"{which or 'the app'}'s requirements failed to install: {exc}") from None
+    try:
+        return detect_interface(probe, app.target, app.factory, app.app_dir, app.process_env, forced)
+    except UserError as exc:
+        raise UserError(f"{which}{exc}" if which else str(exc)) from None
+
+
+def _base_requirements(requirements: Path | None, app_dir: Path, base_dir: Path) -> tuple[str, ...]:
+    """The base's own packages: the --requirements file at the same place in the base's tree
+    (a dependency bump is a change the gate should see), else the base's pyproject."""
+    if requirements is not None:
+        try:
+            inside = requirements.resolve().relative_to(app_dir)
+        except ValueError:
+            return app_requirements(requirements, app_dir)  # outside the app: the same file for both
+        return app_requirements(base_dir / inside if (base_dir / inside).exists() else requirements, base_dir)
+    return app_requirements(None, base_dir)
 
 
 def _described(args: argparse.Namespace, prepared: _Prepared, notes: list[str]) -> dict[str, Any]:
@@ -199,14 +281,17 @@ def _described(args: argparse.Namespace, prepared: _Prepared, notes: list[str]) 
             "ignore_fields": list(args.ignore_fields), "notes": notes}
 
 
-def _env_hook(args: argparse.Namespace, app: AppTarget, run_dir: Path) -> Callable[[Backing], EnvProvider]:
-    """The environment builder with --setup, which gets DATABASE_URL once the services are up."""
+def _env_hook(args: argparse.Namespace, prepared: _Prepared, run_dir: Path) -> Callable[[Backing], EnvProvider]:
+    """The environment builder with --setup (in the base's app dir too), which gets DATABASE_URL
+    once the services are up."""
+    app = prepared.app
+
     def hook(backing: Backing) -> EnvProvider:
         def services_env() -> dict[str, str]:
             url = backing.database_url()
             return {"DATABASE_URL": url} if url is not None else {}
         return AppEnvProvider(EnvironmentBuilder(), app.app_dir, app.process_env, args.setup, run_dir / "logs",
-                              services_env)
+                              services_env, prepared.base.app_dir if prepared.base is not None else None)
     return hook
 
 

@@ -31,3 +31,11 @@ def test_b_over_a_holds_the_expected_ratio_within_both_errors() -> None:
     assert holds(_interval(0.955, 0.006), expected) is True
     assert holds(_interval(0.92, 0.006), expected) is False
     assert holds(None, expected) is None
+
+
+def test_a_narrow_expected_ratio_on_few_df_does_not_set_the_quantile() -> None:
+    """Run 11 (interleaved): B/A 1.027 (se 0.021 on 9 df) against 0.950 (se 0.0035 on 2 df).
+    On the smaller side's 2 df, t = 4.30 let a 3.7-se gap hold; Satterthwaite gives about 9.5 df."""
+    expected = _interval(0.950, 0.0035, df=2.0)
+    assert holds(_interval(1.027, 0.0206, df=9.0), expected) is False
+    assert holds(_interval(0.990, 0.0206, df=9.0), expected) is True  # 1.9 se: within t(9.5) = 2.25

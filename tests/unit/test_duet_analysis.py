@@ -79,7 +79,7 @@ def _committed_aa(method: str) -> list[tuple[float, float, bool]]:
     from pywebbench.results.store import load_results
     root = Path(__file__).resolve().parents[2] / "docs" / "results" / "calibrate" / method
     out = []
-    for run in sorted(p for p in root.iterdir() if (p / "results.jsonl").exists()):
+    for run in sorted((p for p in root.iterdir() if (p / "results.jsonl").exists()), key=lambda p: int(p.name)):
         row = next(r for r in summarize(load_results(run)).rows if r.spec.alias == "A2")
         interval = row.ratio_interval
         assert interval is not None
@@ -91,9 +91,9 @@ def _committed_aa(method: str) -> list[tuple[float, float, bool]]:
 def test_the_duet_run_term_is_what_the_committed_calibrations_show() -> None:
     from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD
     runs = _committed_aa("duet")
-    assert len(runs) == DUET_RUN_DF + 1
-    logs = np.asarray([log for log, _, _ in runs])
-    within = float(np.mean([se ** 2 for _, se, _ in runs]))
+    fitted = runs[:DUET_RUN_DF + 1]  # duet/1-12 fixed the term; the later runs check it
+    logs = np.asarray([log for log, _, _ in fitted])
+    within = float(np.mean([se ** 2 for _, se, _ in fitted]))
     excess = math.sqrt(max(0.0, float(np.var(logs, ddof=1)) - within))
     assert excess == pytest.approx(DUET_RUN_SD, abs=0.0005)
-    assert sum(holds for _, _, holds in runs) >= 11  # A/A holds 1 in all but at most one run
+    assert sum(holds for _, _, holds in runs) >= len(runs) - 1  # A/A holds 1 in all but at most one run

@@ -23,12 +23,14 @@ import numpy as np
 from pywebbench.analyze.paired import Interval, Observation, with_run_term
 
 DUET_RUN_SD = 0.0043
-"""A duet run's own offset (sd of log ratio), beyond what its launches show: the committed duet
-calibrations' A2/A (docs/results/calibrate/duet, 12 runs) scatter 0.67% between runs against
-0.51% within (RMS z 1.67 without this term). A2 and A are the same server, so the offset is
-the run's, not the stack's: which side a cgroup, a lane or a CPU favoured for the whole run. It
-is carried on DUET_RUN_DF degrees of freedom into every duet interval (tests/unit/
-test_duet_analysis.py re-derives it from the committed runs)."""
+"""A duet run's own offset (sd of log ratio), beyond what its launches show. A2 and A are the
+same server, so the offset is the run's, not the stack's: which side a cgroup, a lane or a CPU
+favoured for the whole run. Estimated from the first 12 committed duet calibrations (docs/
+results/calibrate/duet/1-12): 0.67% between runs against 0.51% within (RMS z 1.67 without this
+term), so on 11 degrees of freedom. Runs 13-18, made after it was fixed (another host, Debian's
+Python, one on starlette:uvicorn), are its out-of-sample check: A/A holds 1 in 6 of 6 with it.
+(All 18 together give a moment estimate of 0.40%; putting that on 17 df would leave 2 of 18
+runs' A/A missing 1.) tests/unit/test_duet_analysis.py re-derives both."""
 DUET_RUN_DF = 11
 
 

@@ -73,15 +73,20 @@ def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult]
     over every pair the round loaded (`cell_trials`: all of the cell's windows).
     """
     duet = any(t.spec.method == "duet" for t in trials)
-    if duet:
-        everything = list(cell_trials) or trials + base_trials
-        baseline = base_trials[0].spec.label
-        ratios = round_ratios(pair_sides(everything, rps_of), label, baseline)
-        cpu = round_ratios(pair_sides(everything, cpu_per_request), label, baseline)
-    else:
-        ratios = paired_ratios(observations(trials, rps_of), observations(base_trials, rps_of))
-        cpu = paired_ratios(observations(trials, cpu_per_request), observations(base_trials, cpu_per_request))
+    ratios = figure_ratios(trials, base_trials, label, rps_of, cell_trials)
+    cpu = figure_ratios(trials, base_trials, label, cpu_per_request, cell_trials)
     return Paired(ratios, None, None, statistic_value(cpu), tuple(cpu), why_no_interval(ratios), duet)
+
+
+def figure_ratios(trials: list[TrialResult], base_trials: list[TrialResult], label: str,
+                  value: Callable[[TrialResult], float | None],
+                  cell_trials: Sequence[TrialResult] = ()) -> tuple[Observation, ...]:
+    """A figure's per-round ratios of a row to the baseline: interleaved, window over window in
+    the same round; duet, least squares over every pair the round loaded."""
+    if any(t.spec.method == "duet" for t in trials):
+        everything = list(cell_trials) or trials + base_trials
+        return round_ratios(pair_sides(everything, value), label, base_trials[0].spec.label)
+    return paired_ratios(observations(trials, value), observations(base_trials, value))
 
 
 def _same(interval: Interval | None) -> Interval | None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pywebbench.catalog.model import Interface
 from pywebbench.errors import UserError
+from pywebbench.plan.app import APP_DIR_ENV
 from pywebbench.procs import ManagedProcess
 from pywebbench.stage.envs import BuiltEnv, EnvProvider, EnvSpec
 
@@ -153,21 +154,25 @@ class AppEnvProvider:
     logs: Path
     services_env: Callable[[], Mapping[str, str]] = dict
     """DATABASE_URL and the like, read when the setup runs (the services are up by then)."""
+    base_dir: Path | None = None
+    """A gate's base version (`app --baseline-*`): the setup runs in its app dir too."""
     _done: set[str] = field(default_factory=set)
 
     def ensure(self, spec: EnvSpec, *, retry_failed: bool = False) -> BuiltEnv:
         env = self.inner.ensure(spec, retry_failed=retry_failed)
         if self.setup and env.record.hash not in self._done:
-            self._run_setup(env)
+            for app_dir in (self.app_dir, *((self.base_dir,) if self.base_dir is not None else ())):
+                self._run_setup(env, app_dir)
             self._done.add(env.record.hash)
         return env
 
-    def _run_setup(self, env: BuiltEnv) -> None:
+    def _run_setup(self, env: BuiltEnv, app_dir: Path) -> None:
         assert self.setup is not None
-        proc_env = app_process_env(env.path, {**self.app_env, **self.services_env()})
-        name = f"setup-{env.record.hash}"
+        own = {} if app_dir == self.app_dir else {"PYTHONPATH": str(app_dir), APP_DIR_ENV: str(app_dir)}
+        proc_env = app_process_env(env.path, {**self.app_env, **own, **self.services_env()})
+        name = f"setup-{env.record.hash}" + ("-base" if own else "")
         with ManagedProcess(["/bin/sh", "-c", self.setup], env=proc_env, log_dir=self.logs, name=name,
-                            cwd=self.app_dir) as proc:
+                            cwd=app_dir) as proc:
             try:
                 code = proc.wait(timeout=SETUP_TIMEOUT_S)
             except subprocess.TimeoutExpired:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pywebbench.analyze.pairing import paired_to_baseline
-from pywebbench.analyze.calibrate import Calibration, calibrate_report
-from pywebbench.analyze.paired import Observation, level_variances
+from pywebbench.analyze.calibrate import (
+    EXTRA_WORK_ENV, Calibration, calibrate_report, expected_ab, size_extra_work,
+)
+from pywebbench.analyze.paired import Interval, Observation, level_variances
+from pywebbench.errors import UserError
 from pywebbench.results.model import TrialResult
 from pywebbench.results.store import load_results
 
@@ -33,6 +37,8 @@ class CalibrationRun:
     """Duet only: `every pair` (each round loads all pairs) or `star` (each stack beside A; runs 1-7)."""
     by_position: tuple[float, ...] = ()
     """Geometric mean of A2/A over the rounds at each position in their launch (first, second, ...)."""
+    python: str = "-"
+    """The interpreter the stacks ran on, as the header names it (`3.11.2 at /usr`)."""
 
 
 def load_run(path: Path) -> CalibrationRun:
@@ -41,6 +47,7 @@ def load_run(path: Path) -> CalibrationRun:
     figures = calibrate_report(
         results, extra_loops=printed["extra_loops"], extra_us=printed["extra_us"],
         slowdown=printed["injected_slowdown"], wall_s=printed["wall_s"], loop_cost_us=printed.get("loop_cost_us"),
+        expected=_expected(path, printed),
         measured_share=printed.get("measured_share"), main_measured_share=printed.get("main_measured_share"),
     )
     options = results.header.options
@@ -54,7 +61,25 @@ def load_run(path: Path) -> CalibrationRun:
         launch_sd=None if levels is None else math.sqrt(levels[0]),
         round_sd=None if levels is None else math.sqrt(levels[1]),
         pairs=_pairs(results.trials), by_position=by_position(ratios),
+        python=str(results.header.tools.get("python", "-")),
     )
+
+
+def _expected(path: Path, printed: dict[str, Any]) -> Interval | None:
+    """The B/A the run's sizing windows say its loops give (analyze.calibrate.expected_ab),
+    re-derived from the committed sizing.jsonl; None without one or without a probe."""
+    if not (path / "sizing.jsonl").exists():
+        return None
+    sized = load_results(path / "sizing.jsonl")
+    probe = next((t for t in sized.trials if t.spec.alias == "B"), None)
+    probe_loops = int(dict(probe.spec.app_env).get(EXTRA_WORK_ENV, "0")) if probe is not None else 0
+    if probe_loops <= 0:
+        return None
+    try:
+        sizing = size_extra_work(sized, printed["injected_slowdown"], probe_loops)
+    except UserError:
+        return None
+    return expected_ab(replace(sizing, loops=int(printed["extra_loops"])))
 
 
 def by_position(ratios: tuple[Observation, ...]) -> tuple[float, ...]:
@@ -82,9 +107,10 @@ def load_runs(root: Path) -> list[CalibrationRun]:
     return [load_run(p) for p in sorted(dirs, key=lambda p: (len(p.name), p.name))]
 
 
-HEADER = ("| run | rounds per launch / warmup (duet pairs) | rounds | launches | wall | measured | A2/A [95% CI] | A/A holds 1 "
-          "| injected (measured) | B/A [95% CI] | detected | mde | launch sd | round sd |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+HEADER = ("| run | stack (A req/s, Python) | rounds per launch / warmup (duet pairs) | rounds | launches | wall | measured "
+          "| A2/A [95% CI] | A/A holds 1 | injected (measured) | B/A [95% CI] | detected | expected B/A (sizing) "
+          "| B/A holds it | mde | launch sd | round sd |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def percent(value: float | None, digits: int = 1) -> str:
@@ -102,11 +128,14 @@ def row(run: CalibrationRun) -> str:
     a, b = c.cpu_us_per_req_a, c.cpu_us_per_req_b
     by_cpu = None if a is None or not b else 1 - a / b
     pairs = f", {run.pairs}" if run.pairs else ""
-    return (f"| {run.name} | {run.rounds_per_launch} / {run.warmup_s} s{pairs} | {c.rounds} | {c.launches} | "
+    holds = "-" if c.ab_holds_expected is None else "yes" if c.ab_holds_expected else "NO"
+    rps = f"{c.rps_a:,.0f}" if c.rps_a is not None else "-"
+    return (f"| {run.name} | {c.stack} ({rps}, {run.python}) | {run.rounds_per_launch} / {run.warmup_s} s{pairs} | "
+            f"{c.rounds} | {c.launches} | "
             f"{c.wall_s / 60:.1f} min | {percent(c.main_measured_share)} | {_ci(c.aa_ratio, c.aa_ci)} | "
             f"{'yes' if c.aa_contains_one else 'NO'} | {c.injected_slowdown:.0%} ({percent(by_cpu)} by CPU) | "
-            f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {percent(c.mde)} | "
-            f"{percent(run.launch_sd)} | {percent(run.round_sd)} |")
+            f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {_ci(c.ab_expected, c.ab_expected_ci)} | "
+            f"{holds} | {percent(c.mde)} | {percent(run.launch_sd)} | {percent(run.round_sd)} |")
 
 
 def table(runs: list[CalibrationRun]) -> str:
@@ -132,4 +161,7 @@ def summary(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: floa
                  f"({small} of {len(mdes)} at or under {mde_target:.0%})")
     if shares:
         text += f", {min(shares):.1%}-{max(shares):.1%} of the main phase's wall time in measured windows"
+    judged = [c.ab_holds_expected for c in figures if c.ab_holds_expected is not None]
+    if judged:
+        text += f", B/A holding the ratio its sizing expected in {sum(judged)} of {len(judged)}"
     return text + "."
