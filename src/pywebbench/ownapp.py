@@ -131,7 +131,7 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
               command=redact_env_values(tuple(sys.argv)), env_hook=_env_hook(args, prepared, run_dir))
     if args.tune:
         return _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, args.rate), run, exit_code, note)
-    outcome = run(job, catalog, _label(variants[0]), None)  # its table ends with the deploy commands
+    outcome = run(job, catalog, variants[0].label, None)  # its table ends with the deploy commands
     _refuse_if_wrong_everywhere(outcome, note)
     if prepared.base is None:
         return exit_code(outcome)
@@ -149,10 +149,6 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
     # req/s without an interval (windows lost, the run cut short) does.
     judged = all(r.interval is not None for r in gate.rows if r.figure is GateFigure.RPS)
     return 0 if outcome.status == "complete" and gate.rows and judged else code or 1
-
-
-def _label(variant: Variant) -> str:
-    return f"{variant.stack.id}#{variant.alias}" if variant.alias else variant.stack.id
 
 
 def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = lambda text: None) -> Slo | None:

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
-from pywebbench.analyze.moderation import t_quantile
+from pywebbench.analyze.moderation import satterthwaite_df, t_quantile
 from pywebbench.analyze.paired import Interval, min_detectable
 from pywebbench.plan.sessions import Variant
 from pywebbench.results.model import ResultSet
@@ -129,8 +129,7 @@ def holds(observed: Interval | None, expected: Interval | None, confidence: floa
     gap = abs(math.log(observed.center) - math.log(expected.center))
     if se <= 0:
         return gap == 0
-    parts = sum(v ** 2 / df for v, df in ((own, observed.df), (lent, expected.df)) if math.isfinite(df) and df > 0)
-    return gap <= t_quantile((own + lent) ** 2 / parts if parts > 0 else math.inf, confidence) * se
+    return gap <= t_quantile(satterthwaite_df((own, observed.df), (lent, expected.df)), confidence) * se
 
 
 @dataclass(frozen=True)

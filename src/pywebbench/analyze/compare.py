@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from collections.abc import Callable
 
 from pywebbench.plan.knobs import knob_labels
-from pywebbench.analyze.pairing import cpu_per_request
+from pywebbench.analyze.pairing import cpu_per_request, p99_of
 from pywebbench.analyze.rows import Row, latest_trials, summarize
 from pywebbench.results.model import Cell, ResultSet, TrialResult
 from pywebbench.analyze.stats import ratio_ci
@@ -164,14 +164,10 @@ def _per_window(results: ResultSet, figure: Callable[[TrialResult], float | None
     return found
 
 
-def _p99(trial: TrialResult) -> float | None:
-    return trial.load.latency.at(99.0) if trial.load is not None else None
-
-
 def compare_results(before: ResultSet, after: ResultSet) -> Comparison:
     rows_before: dict[Key, Row] = {(r.label, r.spec.cell): r for r in summarize(before).rows}
     rows_after: dict[Key, Row] = {(r.label, r.spec.cell): r for r in summarize(after).rows}
-    p99 = _per_window(before, _p99), _per_window(after, _p99)
+    p99 = _per_window(before, p99_of), _per_window(after, p99_of)
     cpu = _per_window(before, cpu_per_request), _per_window(after, cpu_per_request)
     changes: list[Change] = []
     for key in [k for k in rows_before if k in rows_after]:

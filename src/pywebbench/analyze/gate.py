@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from pywebbench.analyze.duet import with_duet_term
-from pywebbench.analyze.pairing import cpu_per_request, figure_ratios, rps_of
+from pywebbench.analyze.pairing import cpu_per_request, figure_ratios, p99_of, rps_of
 from pywebbench.analyze.paired import Interval, Observation, rounds_needed, table_intervals, why_no_interval
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.results.model import TrialResult
@@ -108,12 +108,8 @@ def rounds_to_resolve(interval: Interval, threshold: float) -> int | None:
     return rounds_needed(interval, math.exp(gap) - 1.0)
 
 
-def _p99(trial: TrialResult) -> float | None:
-    return trial.load.latency.at(99.0) if trial.load is not None else None
-
-
 FIGURES: dict[GateFigure, Callable[[TrialResult], float | None]] = {
-    GateFigure.RPS: rps_of, GateFigure.P99: _p99, GateFigure.CPU: cpu_per_request}
+    GateFigure.RPS: rps_of, GateFigure.P99: p99_of, GateFigure.CPU: cpu_per_request}
 
 
 def versions_of(trials: Sequence[TrialResult]) -> dict[str, tuple[list[TrialResult], list[TrialResult]]]:

@@ -194,5 +194,13 @@ def needs(launches: int) -> str | None:
     return "needs 2 launches" if launches == 1 else "no paired rounds"
 
 
+def satterthwaite_df(*parts: tuple[float, float]) -> float:
+    """Degrees of freedom of a sum of variances, each (variance, its df); a part known exactly
+    (infinite or no df) adds none of the uncertainty, and a sum known exactly has infinite df."""
+    total = sum(v for v, _ in parts)
+    spread = sum(v ** 2 / df for v, df in parts if math.isfinite(df) and df > 0)
+    return total ** 2 / spread if spread > 0 else math.inf
+
+
 def t_quantile(df: float, confidence: float = 0.95) -> float:
     return float(stdtrit(df, 0.5 + confidence / 2.0)) if math.isfinite(df) else float(stdtrit(1e9, 0.5 + confidence / 2.0))

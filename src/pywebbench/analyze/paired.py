@@ -37,6 +37,7 @@ from pywebbench.analyze.moderation import (
     launch_intervals,
     moderated_intervals,
     needs,
+    satterthwaite_df,
     t_quantile,
 )
 
@@ -276,8 +277,7 @@ def with_run_term(interval: Interval, sd: float, df: float) -> Interval:
     se2 = own + sd ** 2
     if se2 <= 0:
         return interval
-    total_df = se2 ** 2 / ((own ** 2 / interval.df if math.isfinite(interval.df) and interval.df > 0 else 0.0)
-                           + sd ** 4 / df)
+    total_df = satterthwaite_df((own, interval.df), (sd ** 2, df))
     half = t_quantile(total_df, interval.confidence) * math.sqrt(se2)
     centre = math.log(interval.center)
     return replace(interval, low=math.exp(centre - half), high=math.exp(centre + half), se_log=math.sqrt(se2),

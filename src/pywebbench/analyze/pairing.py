@@ -44,6 +44,10 @@ def rps_of(trial: TrialResult) -> float | None:
     return trial.load.rps if trial.load is not None else None
 
 
+def p99_of(trial: TrialResult) -> float | None:
+    return trial.load.latency.at(99.0) if trial.load is not None else None
+
+
 def cpu_per_request(trial: TrialResult) -> float | None:
     usage = trial.usage("app")
     if usage is None or trial.load is None or not trial.load.requests:

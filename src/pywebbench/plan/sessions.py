@@ -50,6 +50,10 @@ class Variant:
     workloads: tuple[str, ...] = ()
     """Only these workloads (a preset's second variant of a stack); () = all it serves."""
 
+    @property
+    def label(self) -> str:
+        return f"{self.stack.id}#{self.alias}" if self.alias else self.stack.id
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -257,7 +261,7 @@ def _session(
     threaded = stack.server.threaded
     threads = (options.threads or options.default_threads) if threaded else 1
     per_workload = dict(options.workload_requests)
-    name = stack.id + (f"#{variant.alias}" if variant.alias else "")
+    name = variant.label
     suffix = f"-{point_label(point)}" if point else f"-c{options.connections}"
     trials = tuple(
         TrialSpec(
