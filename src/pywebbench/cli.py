@@ -42,7 +42,7 @@ from pywebbench.report.formats import renderer, write_report
 from pywebbench.report.tables import render_doctor, render_host_doctor, render_presets, render_stacks
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.results.store import ResultsWriteError, load_results
-from pywebbench.measure.rounds import Budget
+from pywebbench.measure.round_plan import Budget
 from pywebbench.measure.runner import Runner
 from pywebbench.measure.window import phases_of
 from pywebbench.analyze.tuning import Tuning
@@ -178,7 +178,12 @@ def _sizing_phase(options: RunOptions, catalog: Catalog, stack_id: str, per_us: 
     err.print(f"sizing: A's CPU per request and what a loop costs the app, for a {slowdown:.0%} slowdown of B")
     sized = sizing_variants(catalog, stack_id, per_us)
     probe_loops = int(dict(sized[1].app_env)[EXTRA_WORK_ENV])
-    sizing = Job("calibrate", replace(options, method="interleaved", repeats=SIZING_ROUNDS, precision=None,
+    # Sized in the method being calibrated (restart: interleaved): beside a partner in a duet,
+    # alone on the CPU otherwise. A duet's side-by-side windows share the host's speed, so the
+    # probe's CPU ratio is read far more tightly there.
+    method = "interleaved" if options.method == "restart" else options.method
+    sizing = Job("calibrate", replace(options, method=method, repeats=SIZING_ROUNDS, precision=None,
+                                     rounds_per_launch=min(options.rounds_per_launch, SIZING_ROUNDS // 3),
                                      budget_s=None, out_dir=run_dir / "sizing"),
                  variants=sized, extra={"phase": "sizing"})
     outcome = run_in_terminal(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")

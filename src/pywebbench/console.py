@@ -18,7 +18,7 @@ from pywebbench.analyze.rows import latest_trials
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.errors import UserError
 from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
-from pywebbench.measure.rounds import Budget
+from pywebbench.measure.round_plan import Budget
 from pywebbench.measure.runner import Progress, Runner
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan

@@ -22,7 +22,8 @@ from typing import Any
 
 from pywebbench import __version__
 from pywebbench.analyze.precision import wide_rows
-from pywebbench.analyze.rows import Row, summarize
+from pywebbench.analyze.allocation import open_rule
+from pywebbench.analyze.rows import summarize
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.measure.ceiling import GeneratorCeiling
 from pywebbench.stage.doctor import check_tools
@@ -34,12 +35,13 @@ from pywebbench.plan.budgeting import estimate_seconds, fit_plan_to_budget
 from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import choose_accountant
 from pywebbench.measure.window import phases_of
-from pywebbench.measure.rounds import MAX_DUET_STACKS, Budget, RoundPlan, Rounds
+from pywebbench.measure.round_plan import Budget, RoundPlan
+from pywebbench.measure.rounds import MAX_DUET_STACKS, Rounds
 from pywebbench.plan.sessions import Plan, Session, Variant, make_plan, needs_of, point_label
 from pywebbench.plan.presets import get_preset
 from pywebbench.measure.machine import machine_info, usable_cpus
 from pywebbench.stage.reference import GoBuildError
-from pywebbench.results.model import MachineInfo, ResultSet, RunHeader, TrialResult
+from pywebbench.results.model import ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
 from pywebbench.measure.runner import Progress, Runner
 from pywebbench.measure.settle import settle_load
@@ -139,22 +141,6 @@ def _complete_rounds(trials: Sequence[TrialResult]) -> int:
     return sum(1 for seen in per_round.values() if seen == members)
 
 
-def rows_of(trials: Sequence[TrialResult], baseline: str) -> tuple[Row, ...]:
-    """Report rows of trials still being measured (the stopping rule reads them each round)."""
-    return summarize(ResultSet(_LIVE_HEADER, tuple(trials)), baseline=baseline).rows
-
-
-_LIVE_HEADER = RunHeader("live", "", __version__, (), {}, MachineInfo("", "", 0, (), 0, "", "", "", (0.0, 0.0, 0.0)), {})
-
-
-def _too_wide(baseline: str, precision: float) -> Callable[[Sequence[TrialResult]], Sequence[str]]:
-    """The stopping rule: labels whose paired ratio (or, for the baseline alone, req/s) is wider
-    than ±precision."""
-    def wide(trials: Sequence[TrialResult]) -> Sequence[str]:
-        return tuple(row.label for row in wide_rows(rows_of(trials, baseline), precision))
-    return wide
-
-
 def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tuple[int, ...],
                 extra: tuple[Variant, ...], budget: Budget, baseline: str,
                 on_note: Callable[[str], None], start_round: int = 1, min_rounds: int | None = None) -> int:
@@ -169,11 +155,11 @@ def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tu
             one = make_plan(catalog, replace(options, seed=plan.seed), cpus, (point,), variants=job.variants,
                             extra=extra, rounds=[round_no])
             return one.sessions
-        too_wide = _too_wide(baseline, options.precision) if options.precision else None
+        too_wide = open_rule(baseline, options.precision) if options.precision else None
         outcome = rounds.run(RoundPlan(
-            sessions=sessions, first_round=start_round,
-            min_rounds=options.rounds if min_rounds is None else min_rounds, max_rounds=options.max_rounds,
-            too_wide=too_wide, budget=budget.share(len(points) - index), baseline=baseline))
+            sessions=sessions, first_round=start_round, max_rounds=options.max_rounds, too_wide=too_wide,
+            min_rounds=options.rounds if min_rounds is None else min_rounds, baseline=baseline,
+            budget=budget.share(len(points) - index), adaptive=options.allocation == "adaptive"))
         most = max(most, outcome.rounds)
         where = f" at {point_label(point)}" if point else ""
         on_note(f"{outcome.rounds} rounds in {outcome.launches} launch(es){where}; stopped: {outcome.stopped}")

@@ -25,7 +25,7 @@ from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.execute import Job, Outcome
 from pywebbench.measure.machine import usable_cpus
-from pywebbench.measure.rounds import Budget
+from pywebbench.measure.round_plan import Budget
 from pywebbench.measure.runner import Runner
 from pywebbench.plan.app import (
     APP_WORKLOAD, AppTarget, app_framework, app_workload, parse_env, parse_target, select_servers,
@@ -89,6 +89,9 @@ def _check_gate_flags(args: argparse.Namespace) -> None:
     if gate and args.tune:
         raise UserError("a baseline compares base and head at the same settings; --tune searches settings: "
                         "give one of them")
+    if args.tune and getattr(args, "method", None) not in (None, "interleaved"):
+        raise UserError(f"--tune searches settings in its own stages; --method {args.method} is for comparing "
+                        "the servers (or base and head) as they are")
 
 
 def _variants(prepared: _Prepared) -> tuple[Variant, ...]:

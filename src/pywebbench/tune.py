@@ -37,7 +37,8 @@ from pywebbench.errors import UserError
 from pywebbench.loadgen.oha import SPECTRUM
 from pywebbench.measure.checks import Check
 from pywebbench.measure.machine import usable_cpus
-from pywebbench.measure.rounds import Budget, RoundPlan, Rounds
+from pywebbench.measure.round_plan import Budget, RoundPlan
+from pywebbench.measure.rounds import Rounds
 from pywebbench.measure.runner import Runner
 from pywebbench.plan.options import OPEN_LOOP_GENERATORS, RunOptions
 from pywebbench.plan.sessions import Session, Variant, make_plan

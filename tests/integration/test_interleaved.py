@@ -30,17 +30,19 @@ def _cgroup_dirs(run_id: str) -> list[Path]:
 
 
 def test_three_stacks_interleave_with_paired_intervals_and_cgroup_cpu(tmp_path: Path) -> None:
-    done = pywebbench("run", *THREE, *SHORT, "--repeats", "4", "--rounds-per-launch", "2", "--seed", "5",
+    # Three stacks hold two ratios, too few to lend each other a spread: an interval needs three
+    # launches (two would give one degree of freedom).
+    done = pywebbench("run", *THREE, *SHORT, "--repeats", "6", "--rounds-per-launch", "2", "--seed", "5",
                       "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     results = load_results(tmp_path)
     assert results.complete and all(t.valid for t in results.trials)
-    # every stack once per round, four rounds, two launches of two rounds each
-    assert Counter(t.spec.round for t in results.trials) == {1: 3, 2: 3, 3: 3, 4: 3}
-    assert {t.spec.launch for t in results.trials} == {1, 2}
+    # every stack once per round, six rounds, three launches of two rounds each
+    assert Counter(t.spec.round for t in results.trials) == {r: 3 for r in range(1, 7)}
+    assert {t.spec.launch for t in results.trials} == {1, 2, 3}
     assert all(t.spec.method == "interleaved" and t.spec.settle_s == 0.2 for t in results.trials)
     # the order within rounds is not the same every time (random per round)
-    orders = [tuple(t.spec.stack_id for t in results.trials if t.spec.round == r) for r in range(1, 5)]
+    orders = [tuple(t.spec.stack_id for t in results.trials if t.spec.round == r) for r in range(1, 7)]
     assert len(set(orders)) > 1
     assert {t.cpu_source for t in results.trials} == {"cgroup-v1"} or \
         {t.cpu_source for t in results.trials} == {"cgroup-v2"}
@@ -52,7 +54,7 @@ def test_three_stacks_interleave_with_paired_intervals_and_cgroup_cpu(tmp_path: 
     rows = summarize(results).rows
     for row in rows:
         assert row.ratio is not None and row.ratio_ci is not None and row.tie_group is not None
-        assert row.rounds == 4 and row.launches == 2
+        assert row.rounds == 6 and row.launches == 3
         if row.label != "flask:gunicorn-sync":
             assert row.ratio_interval is not None and row.ratio_ci[0] <= row.ratio <= row.ratio_ci[1]
             assert row.cpu_ratio is not None and row.cpu_ratio_ci is not None

@@ -17,8 +17,12 @@ import psutil
 import psycopg
 import pytest
 
+from pywebbench.catalog.workloads import Needs
+from pywebbench.plan.options import RunOptions
 from pywebbench.services import ServiceError
+from pywebbench.services.backing import Backing, BackingConfig
 from pywebbench.services.nginx import NginxService
+from pywebbench.services.pg_cache import CACHE_ENV
 from pywebbench.services.pgbouncer import PgBouncerService
 from pywebbench.services.postgres import PostgresConfig, PostgresService, bench_rows
 
@@ -71,6 +75,27 @@ def until(predicate: Callable[[], bool], timeout_s: float = 5.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def test_a_second_run_starts_on_the_kept_cluster(work_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs keep their PostgreSQL cluster per row count (services/pg_cache.py): the second run
+    skips initdb and the load; a cluster whose files were damaged is built again."""
+    monkeypatch.setenv(CACHE_ENV, str(work_root / "kept"))
+    config = BackingConfig(needs=frozenset({Needs.DATABASE}), settings=RunOptions(db_rows=3_000).services,
+                           measure_upstream_ceiling=False)
+    kept = work_root / "kept" / "rows3000-seed0" / "cluster"
+    with Backing(config, work_root / "cache") as first:
+        assert first.postgres is not None and not first.postgres.info.reused
+        assert first.postgres.work_dir == kept
+    started = time.monotonic()
+    with Backing(config, work_root / "cache") as second:
+        assert second.postgres is not None and second.postgres.info.reused
+        with psycopg.connect(second.postgres.info.dsn, autocommit=True) as conn:
+            assert conn.execute("SELECT count(*) FROM bench").fetchone() == (3_000,)
+    assert time.monotonic() - started < 60
+    (kept / "data" / "global" / "pg_control").write_bytes(b"damaged")
+    with Backing(config, work_root / "cache") as third:
+        assert third.postgres is not None and not third.postgres.info.reused
 
 
 def test_postgres_loads_rows_then_reuses_the_cluster(work_root: Path) -> None:

@@ -32,7 +32,7 @@ class Point:
     errors: int = 0
 
 
-def trials(points: Sequence[Point], *, rounds: int = 6, rounds_per_launch: int = 3, noise: float = 0.01,
+def trials(points: Sequence[Point], *, rounds: int = 6, rounds_per_launch: int = 2, noise: float = 0.01,
            seed: int = 1) -> list[TrialResult]:
     rng = random.Random(seed)
     found = []

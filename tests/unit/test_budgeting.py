@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pywebbench.plan.budgeting import MIN_LAUNCHES, affordable, budget_for, fit_to_budget, windows_per_round
+from pywebbench.plan.budgeting import affordable, budget_for, fit_to_budget, ratios_in_table, windows_per_round
 from pywebbench.plan.options import RunOptions
 
 
@@ -20,16 +20,31 @@ def test_a_budget_too_small_for_two_launches_says_which_would_do() -> None:
     options = RunOptions(budget_s=60.0, duration_s=4.0, settle_s=0.25)
     fitted, line = fit_to_budget(options, 14, 14)
     assert "no ratio interval can be printed" in line
-    need = budget_for(options, 14, 14, MIN_LAUNCHES, 1)
-    assert f"--budget {int(-(-need // 60))}m" in line
-    assert affordable(fitted, 14, 14, 1).launches < MIN_LAUNCHES
+    need = budget_for(options, 14, 14, 2, 1)
+    assert f"--budget {int(-(-need // 60))}m" in line and "needs 2 launches;" in line
+    assert affordable(fitted, 14, 14, 1).launches < 2
 
 
 def test_without_a_budget_the_asked_rounds_decide() -> None:
     enough, line = fit_to_budget(RunOptions(repeats=6, rounds_per_launch=2), 3, 3)
     assert "3 launch(es)" in line and enough.rounds_per_launch == 2
-    _, short = fit_to_budget(RunOptions(repeats=2, rounds_per_launch=2), 3, 3)
+    _, short = fit_to_budget(RunOptions(repeats=2, rounds_per_launch=2), 5, 5)
     assert "add --repeats 4" in short
+
+
+def test_a_table_too_small_to_pool_needs_three_launches() -> None:
+    """Two or three stacks hold one or two ratios: nothing to lend, so two launches are 1 df."""
+    _, two = fit_to_budget(RunOptions(repeats=4, rounds_per_launch=2), 3, 3)
+    assert "needs 3 launches (too few stacks to pool their spreads)" in two
+    assert "add --repeats 6" in two
+    options = RunOptions(budget_s=120.0, duration_s=2.0, settle_s=0.25)
+    _, line = fit_to_budget(options, 3, 3)
+    need = budget_for(options, 3, 3, 3, 1)
+    assert affordable(options, 3, 3, 1).needed == 3
+    assert ("no ratio interval" not in line) == (need <= 120.0)
+    # A gate of two servers: four versions, two ratios (each head to its own base).
+    assert ratios_in_table({"a:x#base", "a:x#head", "a:y#base", "a:y#head"}, {"a:x", "a:y"}) == 2
+    assert ratios_in_table({"a", "b", "c", "d"}, {"a", "b", "c", "d"}) == 3
 
 
 def test_the_budget_a_sweep_needs_counts_every_point() -> None:
@@ -46,3 +61,10 @@ def test_a_duet_round_is_one_window_per_pair_of_stacks() -> None:
     assert windows_per_round("duet", 6, 3) == 6
     assert windows_per_round("interleaved", 6, 3) == 6
     assert windows_per_round("duet", 14, 14) == 91
+
+
+def test_windows_of_a_request_count_say_the_estimate_is_a_floor() -> None:
+    _, line = fit_to_budget(RunOptions(budget_s=600.0, requests=5000, generator="ab"), 22, 22)
+    assert "run to a request count" in line
+    _, timed = fit_to_budget(RunOptions(budget_s=600.0), 22, 22)
+    assert "request count" not in timed

@@ -77,5 +77,5 @@ def test_one_launch_has_no_interval_and_never_fails() -> None:
     head = [replace(t, spec=replace(t.spec, launch=1)) for t in _windows("head", 0.5, [0.0, 0.1])]
     gate = head_over_base(base + head, 0.02)
     assert not gate.failed
-    assert all(r.verdict is GateVerdict.NO_INTERVAL and r.why_none == "needs 2 launches" for r in gate.rows
+    assert all(r.verdict is GateVerdict.NO_INTERVAL and r.why_none == "needs 3 launches" for r in gate.rows
                if r.figure is GateFigure.RPS)

@@ -10,8 +10,9 @@ import pytest
 from scipy.special import stdtrit
 
 from pywebbench.analyze.coverage import Noise, Shape, simulate_cell, simulate_logs
-from pywebbench.analyze.moderation import Prior, estimate_priors, launch_intervals, moderated_intervals, needs
+from pywebbench.analyze.moderation import Prior, estimate_priors, launch_intervals, moderated_intervals
 from pywebbench.analyze.paired import Observation, ratio_interval, table_intervals, why_no_interval
+from pywebbench.plan.interval_rule import launches_needed, why_none
 
 
 def _obs(launch_rounds: list[list[float]]) -> list[Observation]:
@@ -34,8 +35,22 @@ def test_three_launch_means_give_students_t_on_two_degrees_of_freedom() -> None:
 def test_one_launch_gives_no_interval_and_says_why() -> None:
     ratios = _obs([[1.0, 1.1, 0.9, 1.05]])
     assert ratio_interval(ratios) is None
-    assert why_no_interval(ratios) == "needs 2 launches"
-    assert needs(0) == "no paired rounds"
+    assert why_no_interval(ratios) == "needs 3 launches"
+    assert why_no_interval(ratios, lent=True) == "needs 2 launches"
+    assert why_none(0, lent=True) == "no paired rounds"
+
+
+def test_two_launches_on_their_own_give_no_interval_on_one_degree_of_freedom() -> None:
+    """Nothing lent (a table of one or two ratios): t on one df (12.7) is no interval to print."""
+    ratios = _obs([[1.0], [1.2]])
+    assert ratio_interval(ratios) is None
+    assert why_no_interval(ratios) == "needs 3 launches"
+    assert why_no_interval(_obs([[1.0], [1.2], [1.1]])) is None
+    # A lent spread gives two launches their interval, as the coverage grid shows.
+    assert ratio_interval(ratios, prior=Prior(0.01, 40.0, 14)) is not None
+    # An outlying stack of a lending table keeps its own two launches: it needs a third.
+    assert why_none(2, lent=True) == "needs 3 launches"
+    assert [launches_needed(n) for n in (1, 2, 3, 13)] == [3, 3, 2, 2]
 
 
 def test_a_prior_does_not_give_one_launch_an_interval() -> None:
@@ -43,13 +58,15 @@ def test_a_prior_does_not_give_one_launch_an_interval() -> None:
     assert ratio_interval(_obs([[1.0, 1.1]]), prior=Prior(0.01, 40.0, 14)) is None
 
 
-def test_two_rounds_in_two_launches_are_not_a_min_max_range() -> None:
-    """The old bootstrap of two values gave [min, max]; one degree of freedom gives t = 12.7."""
-    interval = ratio_interval(_obs([[1.0], [1.2]]))
+def test_two_launches_with_a_lent_spread_are_not_a_min_max_range() -> None:
+    """The old bootstrap of two values gave [min, max]; the table's spread on its df gives t."""
+    prior = Prior(0.0004, 20.0, 14)
+    interval = ratio_interval(_obs([[1.0], [1.2]]), prior=prior)
     assert interval is not None
-    spread = abs(math.log(1.2)) / 2  # se of the mean of two launch means
-    assert math.log(interval.high / interval.center) == pytest.approx(12.706 * spread, rel=1e-3)
-    assert interval.low < 1.0 and interval.high > 1.2
+    own = math.log(1.2) ** 2 / 2  # variance of two launch means
+    se = math.sqrt((20.0 * 0.0004 + own) / 21.0 / 2)
+    assert interval.df == pytest.approx(21.0)
+    assert math.log(interval.high / interval.center) == pytest.approx(stdtrit(21.0, 0.975) * se, rel=1e-6)
 
 
 def test_a_table_lends_degrees_of_freedom_to_each_stack_and_keeps_a_noisy_one_wide() -> None:
@@ -57,14 +74,16 @@ def test_a_table_lends_degrees_of_freedom_to_each_stack_and_keeps_a_noisy_one_wi
     sets: dict[str, list[Observation]] = {}
     for s in range(14):
         sd = 0.25 if s == 0 else 0.03
-        sets[f"s{s}"] = [Observation(l, r, math.exp(rng.normal(0.0, sd))) for l in range(2) for r in range(3)]
+        sets[f"s{s}"] = [Observation(l, r, math.exp(rng.normal(0.0, sd))) for l in range(3) for r in range(3)]
     moderated, prior = table_intervals(sets)
     plain = {label: ratio_interval(obs) for label, obs in sets.items()}
     assert prior.df > 0
     quiet = [label for label in sets if label != "s0"]
-    assert all(moderated[label].df > 1.0 for label in quiet)  # type: ignore[union-attr]
-    narrower = sum(moderated[label].half_width < plain[label].half_width for label in quiet)  # type: ignore[union-attr]
-    assert narrower >= 10
+    assert all(moderated[label].df > 2.0 for label in quiet)  # more than their own three launches give
+    # The quiet stacks' widths pulled together: their own launches alone scatter them.
+    mine = [moderated[label].half_width for label in quiet]  # type: ignore[union-attr]
+    own = [plain[label].half_width for label in quiet]  # type: ignore[union-attr]
+    assert max(mine) / min(mine) < max(own) / min(own) / 2
     assert moderated["s0"].half_width > max(moderated[label].half_width for label in quiet)  # type: ignore[union-attr]
 
 
@@ -87,7 +106,7 @@ def test_the_baseline_share_keeps_its_own_degrees_of_freedom() -> None:
     assert float(np.median(bounds.df)) < 60  # not the 129 x 1 a naive pool would claim
 
 
-@pytest.mark.parametrize("shape", [Shape(2, 3, 2), Shape(2, 3, 14), Shape(3, 1, 5), Shape(4, 3, 26),
+@pytest.mark.parametrize("shape", [Shape(3, 3, 2), Shape(2, 3, 14), Shape(3, 1, 5), Shape(4, 3, 26),
                                    Shape(6, 5, 3), Shape(12, 1, 130)], ids=str)
 def test_coverage_of_a_nominal_95_percent_interval_is_between_93_and_97(shape: Shape) -> None:
     cell = simulate_cell(shape, Noise(), seed=shape.launches * 100 + shape.rounds * 10 + shape.stacks)
@@ -98,6 +117,14 @@ def test_coverage_of_a_nominal_95_percent_interval_is_between_93_and_97(shape: S
 def test_one_launch_cells_print_no_interval() -> None:
     cell = simulate_cell(Shape(1, 5, 14), Noise(), runs=20)
     assert cell.intervals == 0 and cell.without == 20 * 13
+
+
+def test_two_launch_cells_that_cannot_pool_print_no_interval() -> None:
+    """Two or three stacks: one or two ratios, nothing lent, so two launches would be 1 df."""
+    for stacks in (2, 3):
+        cell = simulate_cell(Shape(2, 3, stacks), Noise(), runs=20)
+        assert cell.intervals == 0 and cell.without == 20 * (stacks - 1)
+    assert simulate_cell(Shape(2, 3, 5), Noise(), runs=20).intervals > 0
 
 
 def test_launch_intervals_broadcast_a_prior_but_give_one_launch_none() -> None:

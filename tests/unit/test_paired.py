@@ -76,6 +76,10 @@ def test_interval_properties_and_projections() -> None:
     assert not interval.excludes_one
     assert rounds_needed(interval, 0.02) == 160
     assert rounds_needed(interval, 0.08) == 40  # never fewer than already spent
+    # On two launches (1 df, t = 12.7) the width falls with t as launches are added, not only
+    # as 1/sqrt(rounds): 1/sqrt alone would say 400 rounds.
+    few = Interval(center=1.0, low=0.8, high=1.2, n_rounds=4, n_launches=2, se_log=0.2 / 12.706, df=1.0)
+    assert 10 < rounds_needed(few, 0.02) < 40
     assert min_detectable(interval) == pytest.approx(math.exp((1.959964 + 0.841621) * 0.02) - 1, rel=1e-6)
     assert should_continue({"a": interval, "b": None, "c": Interval(1.0, 0.99, 1.01, 40, 2, 0.005)},
                            precision=0.02) == ("a", "b")

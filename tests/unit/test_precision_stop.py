@@ -1,5 +1,5 @@
 """--precision: rounds are added while an interval is wider than asked, and stop once every one
-is narrow enough. The real stopping rule (execute._too_wide, and wide_labels for the restart
+is narrow enough. The real stopping rule (allocation.open_rule, and wide_labels for the restart
 method) decides from req/s scripted per stack and round in the fake generator; the servers
 are real (stdlib) ones, the rounds the real scheduler's."""
 
@@ -14,10 +14,12 @@ import pytest
 
 from pywebbench.analyze.precision import precision_note, row_half_width
 from pywebbench.analyze.rows import summarize
-from pywebbench.execute import _too_wide, wide_labels
+from pywebbench.analyze.allocation import open_rule
+from pywebbench.execute import wide_labels
 from pywebbench.loadgen.base import LoadRequest
 from support.fake_loadgen import FakeLoadGenerator, synthetic_result
-from pywebbench.measure.rounds import Budget, RoundPlan, Rounds, SetOutcome
+from pywebbench.measure.round_plan import Budget, RoundPlan, SetOutcome
+from pywebbench.measure.rounds import Rounds
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec
 from pywebbench.results.store import ResultsWriter, load_results, results_path
@@ -50,14 +52,14 @@ def _scripted(script: Script) -> Callable[[LoadRequest], LoadResult]:
     return respond
 
 
-def _run(tmp_path: Path, script: Script, *, min_rounds: int = 3,
-         max_rounds: int = 30) -> tuple[SetOutcome, list[tuple[int, tuple[str, ...]]], list[TrialResult]]:
+def _run(tmp_path: Path, script: Script, *, min_rounds: int = 5, max_rounds: int = 30,
+         adaptive: bool = False) -> tuple[SetOutcome, list[tuple[int, tuple[str, ...]]], list[TrialResult]]:
     """The rounds of one comparison set under the real stopping rule; what it said after each round."""
     writer = ResultsWriter(results_path(tmp_path), replace(header(), options={"precision": PRECISION}))
     runner = Runner(run_dir=tmp_path, writer=writer, generator=FakeLoadGenerator(_scripted(script)),
                     builder=CurrentPythonBuilder(), python="python3", ready_timeout_s=10,
                     settle=lambda request, seconds, work_dir: None)
-    rule = _too_wide(BASE, PRECISION)
+    rule = open_rule(BASE, PRECISION)
     answers: list[tuple[int, tuple[str, ...]]] = []
 
     def too_wide(trials: Sequence[TrialResult]) -> Sequence[str]:
@@ -67,7 +69,7 @@ def _run(tmp_path: Path, script: Script, *, min_rounds: int = 3,
 
     rounds = Rounds(runner, method="interleaved", rounds_per_launch=2, seed=3)
     outcome = rounds.run(RoundPlan(sessions=_sessions, first_round=1, min_rounds=min_rounds, max_rounds=max_rounds,
-                                   too_wide=too_wide, budget=Budget(None), baseline=BASE))
+                                   too_wide=too_wide, budget=Budget(None), baseline=BASE, adaptive=adaptive))
     writer.finish("complete")
     writer.close()
     return outcome, answers, list(load_results(tmp_path).trials)
@@ -81,11 +83,13 @@ def _noisy_then_steady(stack_id: str, round_no: int) -> float:
 
 
 def test_rounds_are_added_while_an_interval_is_too_wide_and_stop_once_it_is_narrow(tmp_path: Path) -> None:
+    # Three stacks hold two ratios: nothing to pool, so an interval needs three launches (five
+    # rounds at two per launch) before the rule can stop.
     outcome, answers, trials = _run(tmp_path, _noisy_then_steady)
     assert outcome.stopped == "precision"
-    assert outcome.rounds > 3  # the swinging rounds alone do not make a ±5% interval
+    assert outcome.rounds > 5  # the swinging rounds alone do not make a ±5% interval
     # asked after every round from the minimum on; `two`, and only it, kept the rounds coming
-    assert [r for r, _ in answers] == list(range(3, outcome.rounds + 1))
+    assert [r for r, _ in answers] == list(range(5, outcome.rounds + 1))
     assert all(wide == (TWO,) for _, wide in answers[:-1])
     assert answers[-1] == (outcome.rounds, ())
     assert max(t.spec.round for t in trials) == outcome.rounds
@@ -100,8 +104,8 @@ def test_rounds_are_added_while_an_interval_is_too_wide_and_stop_once_it_is_narr
 
 def test_steady_figures_stop_at_the_minimum_rounds(tmp_path: Path) -> None:
     outcome, answers, _ = _run(tmp_path, lambda stack_id, round_no: {BASE: 1_000.0, TWO: 1_200.0}.get(stack_id, 800.0))
-    assert (outcome.rounds, outcome.stopped) == (3, "precision")
-    assert answers == [(3, ())]
+    assert (outcome.rounds, outcome.stopped) == (5, "precision")
+    assert answers == [(5, ())]
 
 
 def test_an_interval_that_never_narrows_runs_to_the_round_limit(tmp_path: Path) -> None:
@@ -110,10 +114,28 @@ def test_an_interval_that_never_narrows_runs_to_the_round_limit(tmp_path: Path) 
             return 1_500.0 if ((round_no - 1) // 2) % 2 else 900.0
         return 1_000.0 if stack_id == BASE else 1_500.0
 
-    outcome, answers, _ = _run(tmp_path, swinging, max_rounds=6)
-    assert (outcome.rounds, outcome.stopped) == (6, "max-rounds")
-    # asked after rounds 3 to 5, each time naming `two`; the sixth was the last the limit allowed
-    assert answers == [(r, (TWO,)) for r in range(3, 6)]
+    outcome, answers, _ = _run(tmp_path, swinging, max_rounds=8)
+    assert (outcome.rounds, outcome.stopped) == (8, "max-rounds")
+    # asked after rounds 5 to 7, each time naming `two`; the eighth was the last the limit allowed
+    assert answers == [(r, (TWO,)) for r in range(5, 8)]
+
+
+def test_adaptive_allocation_stops_measuring_a_settled_stack_and_keeps_the_open_one(tmp_path: Path) -> None:
+    def swinging(stack_id: str, round_no: int) -> float:
+        if stack_id == TWO:
+            return 1_500.0 if ((round_no - 1) // 2) % 2 else 900.0
+        return 1_000.0 if stack_id == BASE else 1_500.0
+
+    outcome, answers, trials = _run(tmp_path, swinging, min_rounds=4, max_rounds=10, adaptive=True)
+    assert (outcome.rounds, outcome.stopped) == (10, "max-rounds")
+    rounds_of = {label: sorted(t.spec.round for t in trials if t.spec.stack_id == label) for label in (BASE, TWO, THREE)}
+    # Rounds 1-4 are the pilot (two launches: no interval yet, so every stack stays); at the
+    # third launch (round 5) `three` has its interval on three launches only after round 5, so
+    # it leaves at the fourth (round 7) while `two` and the baseline go on.
+    assert rounds_of[BASE] == rounds_of[TWO] == list(range(1, 11))
+    assert rounds_of[THREE] == list(range(1, 7))
+    rows = {r.label: r for r in summarize(load_results(tmp_path), baseline=BASE).rows}
+    assert rows[THREE].ratio == pytest.approx(1.5) and rows[THREE].ratio_interval is not None
 
 
 # --- the restart method: execute re-reads the stored run and reruns the wide stacks only ---------

@@ -11,7 +11,8 @@ import psutil
 
 from pywebbench.loadgen.base import LoadRequest
 from support.fake_loadgen import FakeLoadGenerator
-from pywebbench.measure.rounds import Budget, RoundPlan, Rounds
+from pywebbench.measure.round_plan import Budget, RoundPlan
+from pywebbench.measure.rounds import Rounds
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import TrialResult, TrialSpec
 from pywebbench.results.store import ResultsWriter, load_results, results_path

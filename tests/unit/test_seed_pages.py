@@ -145,19 +145,20 @@ def test_a_claim_is_checked_pair_by_pair_with_the_pairs_own_ratio(tmp_path: Path
     rps = {BASE: 1000.0, "a:one": 2000.0, "b:two": 1500.0, "c:three": 1495.0}
     write_run(tmp_path, "c", [Point(s, "db", v) for s, v in rps.items()], rounds=6)
     run = load_results(tmp_path / "seeds" / "c")
-    rows = summarize(run, baseline=BASE).rows
-    above = check_claim(run, rows, Claim(("a:one",), ("b:two", "c:three"), "db", "a leads"))
+    summary = summarize(run, baseline=BASE)
+    rows, priors = summary.rows, summary.priors
+    above = check_claim(run, rows, Claim(("a:one",), ("b:two", "c:three"), "db", "a leads"), priors)
     assert above.verdict is Verdict.AGREES and above.count(Verdict.AGREES) == 2
-    near = check_claim(run, rows, Claim(("b:two",), ("c:three",), "db", "b leads c"))
+    near = check_claim(run, rows, Claim(("b:two",), ("c:three",), "db", "b leads c"), priors)
     assert near.verdict is Verdict.TIED
     assert near.pairs[0].estimate is not None and near.pairs[0].estimate.paired
-    level = check_claim(run, rows, Claim(("b:two",), ("c:three",), "db", "comparable", level=True))
+    level = check_claim(run, rows, Claim(("b:two",), ("c:three",), "db", "comparable", level=True), priors)
     assert level.verdict is Verdict.AGREES
-    wrong = check_claim(run, rows, Claim(("c:three", "a:one"), ("b:two",), "db", "c and a lead b"))
+    wrong = check_claim(run, rows, Claim(("c:three", "a:one"), ("b:two",), "db", "c and a lead b"), priors)
     assert wrong.verdict is Verdict.TIED  # c/b is tied, a/b agrees: none differs
-    reverse = check_claim(run, rows, Claim((BASE,), ("a:one",), "db", "the baseline leads"))
+    reverse = check_claim(run, rows, Claim((BASE,), ("a:one",), "db", "the baseline leads"), priors)
     assert reverse.verdict is Verdict.DIFFERS
-    missing = check_claim(run, rows, Claim(("z:none",), ("a:one",), "db", "not run"))
+    missing = check_claim(run, rows, Claim(("z:none",), ("a:one",), "db", "not run"), priors)
     assert missing.verdict is Verdict.NOT_MEASURED
 
 
@@ -221,7 +222,7 @@ def test_seed001_page_measures_against_flask_on_threads_and_checks_the_sync_clie
     text = seed001.render(tmp_path)
     assert "Ratios are to `flask:gunicorn-gthread`" in text
     # 5789 / 960 = 6.03: the seed's ratio made from its own req/s.
-    assert "| `starlette:gunicorn-uvicorn` | 5,789 | 6.03 | 3,893 | 3.97 [3.90, 4.03] | 2 | 0 | agrees |" in text
+    assert "| `starlette:gunicorn-uvicorn` | 5,789 | 6.03 | 3,893 | 3.97 [3.93, 4.00] | 2 | 0 | agrees |" in text
     assert "agrees: both rank `starlette:gunicorn-uvicorn` above `flask:gunicorn-gthread`" in text
     assert "tied here: the seed puts `starlette:gunicorn-uvicorn` above `flask:gunicorn-gthread` (1.03)" in text
     said = text[text.index("### What the seed said"):]

@@ -148,7 +148,7 @@ def test_ties_are_the_paired_interval_holding_one_and_they_are_carried() -> None
     rng = random.Random(3)
     search = ClassSearch(SYNC, bounds_for(1, ROOMY, 8))
     stage = search.first()
-    outcome = _measure(stage, lambda c: flat[c.workers], 6, rng, 1)
+    outcome = _measure(stage, lambda c: flat[c.workers], 9, rng, 1)  # three launches: two ratios lend nothing
     assert outcome.best is not None and outcome.best.workers in (2, 3)
     tied = {m.config.workers for m in outcome.rows if m.tied}
     assert tied == {2, 3}

@@ -21,14 +21,18 @@ from pywebbench.analyze.paired import (
     CONFIDENCE,
     Observation,
     Statistic,
+    launches_of,
     ratio_interval,
     row_statistics,
     statistic_value,
 )
+from pywebbench.analyze.moderation import NO_PRIOR, Prior
+from pywebbench.analyze.neighbours import pair_prior
 from pywebbench.analyze.ranking import Comparison, Flip, Ranked, Score, compare, rank
 from pywebbench.analyze.pairing import paired_to_baseline
 from pywebbench.analyze.rows import Row, latest_trials
 from pywebbench.analyze.stats import Aggregation, ratio_ci
+from pywebbench.plan.interval_rule import OWN_DF
 from pywebbench.plan.presets import Claim
 from pywebbench.results.model import ResultSet, TrialResult
 
@@ -114,18 +118,19 @@ def _cell(results: ResultSet, row: Row) -> list[TrialResult]:
     return [t for t in latest_trials(results.trials) if t.spec.cell == row.spec.cell]
 
 
-def between(results: ResultSet, a: Row, b: Row, *, seed: int = 0) -> Estimate | None:
+def between(results: ResultSet, a: Row, b: Row, *, prior: Prior = NO_PRIOR, seed: int = 0) -> Estimate | None:
     """a against b: their own paired ratio, round by round, when they shared rounds; else unpaired.
 
     Comparing two rows through their intervals to a baseline would call far more pairs tied
-    than the rounds say: the pairing is what cancels the machine's drift.
+    than the rounds say: the pairing is what cancels the machine's drift. `prior`: their
+    table's own-part spread (Summary.priors), which a ranking's neighbours borrow too.
     """
     if a.spec.cell == b.spec.cell and a.method != "restart" and b.method != "restart":
         ratios = paired_to_baseline(_trials(results, a), _trials(results, b), a.label, _cell(results, a)).ratios
-        interval = ratio_interval(ratios)
+        interval = ratio_interval(ratios, prior=pair_prior(prior))
         if interval is not None:
             return Estimate(interval.center, interval.low, interval.high, paired=True)
-        # Their rounds cannot support an interval (one launch): the unpaired one would hide the
+        # Their launches cannot support an interval: the unpaired one would hide the
         # drift the pairing cancels and claim what the rounds do not.
         geomean = statistic_value(ratios, Statistic.GEOMEAN) if ratios else None
         return Estimate(geomean, paired=True) if geomean is not None else None
@@ -188,8 +193,10 @@ class ClaimCheck:
         return sum(p.verdict is kind for p in self.pairs)
 
 
-def check_claim(results: ResultSet, rows: Sequence[Row], claim: Claim) -> ClaimCheck:
-    """Each pair the claim names, decided by our paired ratio of the two (or unpaired across cells)."""
+def check_claim(results: ResultSet, rows: Sequence[Row], claim: Claim,
+                priors: Mapping[tuple[object, ...], Prior] | None = None) -> ClaimCheck:
+    """Each pair the claim names, decided by our paired ratio of the two (or unpaired across cells);
+    `priors`: each cell's lent spread (Summary.priors)."""
     def side(labels: tuple[str, ...]) -> list[Row]:
         return [r for r in rows for label in labels if matches(r, label, claim.workload, claim.where)]
 
@@ -197,7 +204,7 @@ def check_claim(results: ResultSet, rows: Sequence[Row], claim: Claim) -> ClaimC
     for high, low in itertools.product(side(claim.higher), side(claim.lower)):
         if high.label == low.label and high.spec.cell == low.spec.cell:
             continue
-        estimate = between(results, high, low)
+        estimate = between(results, high, low, prior=(priors or {}).get(high.spec.cell, NO_PRIOR))
         order = estimate.order if estimate is not None else Order.UNRESOLVED
         checks.append(PairCheck(high, low, estimate, verdict(Order.TIED if claim.level else Order.ABOVE, order)))
     return ClaimCheck(claim, tuple(checks))
@@ -278,12 +285,14 @@ def tau_interval(first: Mapping[str, Sequence[Observation]], second: Mapping[str
     """Kendall's tau-b of two runs' rankings of `stacks` by ratio to `baseline`, with a bootstrap
     interval over each run's rounds (the runs are independent, so each is resampled on its own).
 
-    The baseline counts as 1 in both. None unless every other stack has two launches in both
+    The baseline counts as 1 in both. None unless every other stack has three launches in both
     runs: the rounds of one launch share its effect, so one launch's rounds resampled give a
-    range of a few bootstrap outcomes, not a 95% interval (seed 000's columns had 9).
+    range of a few bootstrap outcomes, not a 95% interval (seed 000's columns had 9), and two
+    launches resampled give three launch draws, half their spread (the own-launch rule of
+    plan/interval_rule.py).
     """
     others = [s for s in stacks if s != baseline]
-    if any(len({o.launch for o in side.get(s, ())}) < 2 for side in (first, second) for s in others):
+    if any(launches_of(side.get(s, ())) <= OWN_DF for side in (first, second) for s in others):
         return None
     centers = [[statistic_value(side[s]) or math.nan for s in others] for side in (first, second)]
     with_base = [list(c) + ([1.0] if baseline in stacks else []) for c in centers]

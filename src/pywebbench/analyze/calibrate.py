@@ -2,7 +2,8 @@
 
 One stack runs under three names with the method being calibrated: A, A again (A2), and B,
 the same app spending a known amount of extra CPU per request. The amount is sized in the
-run itself: a short sizing phase measures A's CPU per request (from its cgroup) and B gets
+run itself, by the method being calibrated (a duet's spin beside its partner): a short sizing
+phase measures A's CPU per request (from its cgroup) and B gets
 enough extra work to be `slowdown` slower if the stack is CPU-bound (5% by default). A/A
 says how far two identical stacks differ (the noise, and any bias of the method); A/B
 whether the known slowdown is detected; `mde` how small a difference the rounds spent can

@@ -19,8 +19,9 @@ from enum import Enum
 
 from pywebbench.analyze.duet import with_duet_term
 from pywebbench.analyze.pairing import cpu_per_request, figure_ratios, p99_of, rps_of
-from pywebbench.analyze.paired import Interval, Observation, rounds_needed, table_intervals, why_no_interval
+from pywebbench.analyze.paired import Interval, Observation, launches_of, rounds_needed, table_intervals
 from pywebbench.analyze.rows import latest_trials
+from pywebbench.plan.interval_rule import why_none
 from pywebbench.results.model import TrialResult
 
 BASE, HEAD = "base", "head"
@@ -133,19 +134,19 @@ def head_over_base(trials: Sequence[TrialResult], threshold: float) -> Gate:
         ratios: dict[str, tuple[Observation, ...]] = {
             stack: figure_ratios(head, base, f"{stack}#{HEAD}", value, everything)
             for stack, (head, base) in versions.items()}
-        intervals, _ = table_intervals(ratios)
+        intervals, prior = table_intervals(ratios)
         for stack, (head, _base) in versions.items():
             interval = intervals.get(stack)
             if interval is not None and any(t.spec.method == "duet" for t in head):
                 interval = with_duet_term(interval)
-            rows.append(_row(stack, figure, interval, ratios[stack], threshold))
+            rows.append(_row(stack, figure, interval, ratios[stack], threshold, prior.df > 0))
     return Gate(threshold, tuple(sorted(rows, key=lambda r: (r.stack, list(GateFigure).index(r.figure)))))
 
 
 def _row(stack: str, figure: GateFigure, interval: Interval | None, ratios: Sequence[Observation],
-         threshold: float) -> GateRow:
+         threshold: float, lent: bool) -> GateRow:
     if interval is None:
-        return GateRow(stack, figure, None, GateVerdict.NO_INTERVAL, why_none=why_no_interval(ratios))
+        return GateRow(stack, figure, None, GateVerdict.NO_INTERVAL, why_none=why_none(launches_of(ratios), lent))
     verdict = judge(interval, threshold, figure.higher_is_better)
     needed = rounds_to_resolve(interval, threshold) if verdict is GateVerdict.UNRESOLVED else None
     return GateRow(stack, figure, interval, verdict, needed)

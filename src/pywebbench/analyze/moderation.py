@@ -23,15 +23,18 @@ so the simulator and the report run the same code.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.special import digamma, fdtri, polygamma, stdtrit
 
+from pywebbench.plan.interval_rule import OWN_DF, SPREADS_TO_POOL
+
 _Array = np.ndarray[Any, Any]
 
-MIN_STACKS_TO_POOL = 3
+MIN_STACKS_TO_POOL = SPREADS_TO_POOL
 """Spreads needed to estimate their distribution; fewer lend nothing (chosen by the coverage grid)."""
 
 
@@ -125,7 +128,9 @@ def launch_intervals(logs: _Array, prior_variance: _Array | float = 0.0, prior_d
 
     prior_* broadcast against the leading axes. A stack with one launch has no interval (NaN
     half-width) even with a prior: the prior alone would say its spread is the others', and
-    one launch cannot show that it is not one of the table's outlying stacks.
+    one launch cannot show that it is not one of the table's outlying stacks. Nor has one whose
+    spread rests on fewer than OWN_DF degrees of freedom (two launches and nothing lent: t on
+    one df, a range no reader can use; plan/interval_rule.py).
     """
     means = launch_means(logs)
     variance, d = spreads(means)
@@ -139,7 +144,7 @@ def launch_intervals(logs: _Array, prior_variance: _Array | float = 0.0, prior_d
         se = np.sqrt(moderated / n)
         centre = np.nansum(means, axis=-1) / np.maximum(n, 1)
         quantile = stdtrit(np.where(total_df > 0, total_df, 1.0), 0.5 + confidence / 2.0)
-        half = np.where((total_df > 0) & (n > 1), quantile * se, np.nan)
+        half = np.where((total_df >= OWN_DF) & (n > 1), quantile * se, np.nan)
     return Bounds(centre=np.where(n > 0, centre, np.nan), se=se, df=total_df, half=half, launches=n,
                   rounds=np.sum(~np.isnan(logs), axis=(-2, -1)))
 
@@ -157,7 +162,8 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
     """
     means = launch_means(logs)
     stacks = np.sum(np.any(~np.isnan(means), axis=-1), axis=-1)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a launch no stack was measured in: NaN
         common = np.nanmean(means, axis=-2)
     own = means - common[..., None, :]
     own_variance, own_df = spreads(own)
@@ -169,12 +175,15 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
         total_own_df = own_df + d0[..., None]
         moderated = (d0[..., None] * s0[..., None] + own_df * np.where(own_df > 0, own_variance, 0.0)) \
             / np.where(total_own_df > 0, total_own_df, 1.0)
-        common_variance, common_df = spreads(common)
+        # Each stack's mean holds the common part of its own launches only: where stacks left
+        # early (adaptive allocation), the later launches' common part, read off the few stacks
+        # still measured, is not theirs.
+        common_variance, common_df = spreads(np.where(np.isnan(means), np.nan, common[..., None, :]))
         n = plain.launches
-        own_se2, common_se2 = moderated / n, common_variance[..., None] / n
+        own_se2, common_se2 = moderated / n, common_variance / n
         se2 = own_se2 + common_se2
         df = se2 ** 2 / (own_se2 ** 2 / np.where(total_own_df > 0, total_own_df, np.inf)
-                         + common_se2 ** 2 / np.maximum(common_df, 1)[..., None])
+                         + common_se2 ** 2 / np.maximum(common_df, 1))
         # A spread improbably large for the table's distribution (a misbehaving stack) is not
         # pulled toward the others: it keeps its own launches' t (Smyth's robust variant, simply).
         ceiling = s0[..., None] * fdtri(np.maximum(own_df, 1), np.where(d0 > 0, d0, 1.0)[..., None], OUTLYING)
@@ -185,13 +194,6 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
     bounds = Bounds(centre=plain.centre, se=np.where(pooled, np.sqrt(se2), plain.se),
                     df=np.where(pooled, df, plain.df), half=half, launches=plain.launches, rounds=plain.rounds)
     return bounds, s0, d0
-
-
-def needs(launches: int) -> str | None:
-    """Why there is no interval, in the table's words; None when there is one."""
-    if launches >= 2:
-        return None
-    return "needs 2 launches" if launches == 1 else "no paired rounds"
 
 
 def satterthwaite_df(*parts: tuple[float, float]) -> float:

@@ -36,10 +36,10 @@ from pywebbench.analyze.moderation import (
     Prior,
     launch_intervals,
     moderated_intervals,
-    needs,
     satterthwaite_df,
     t_quantile,
 )
+from pywebbench.plan.interval_rule import OWN_DF, POOLED_LAUNCHES, why_none
 
 CONFIDENCE = 0.95
 RESAMPLES = 4000
@@ -293,9 +293,16 @@ def launch_centre(observations: Sequence[Observation]) -> float | None:
     return math.exp(float(means[0]))
 
 
-def why_no_interval(ratios: Sequence[Observation]) -> str | None:
-    """The table's words where a ratio has no interval ("needs 2 launches"); None when it has one."""
-    return needs(len({o.launch for o in ratios}))
+def launches_of(observations: Sequence[Observation]) -> int:
+    return len({o.launch for o in observations})
+
+
+def why_no_interval(ratios: Sequence[Observation], lent: bool = False) -> str | None:
+    """The table's words where a ratio's launches give no interval ("needs 3 launches"); None
+    where they are enough. `lent`: its table lends it a spread (plan/interval_rule.py)."""
+    launches = launches_of(ratios)
+    needed = POOLED_LAUNCHES if lent else OWN_DF + 1
+    return None if launches >= needed else why_none(launches, lent)
 
 
 def unpaired_ratio_interval(
@@ -350,12 +357,34 @@ def min_detectable(interval: Interval, alpha: float = 0.05, power: float = 0.8) 
     return math.exp(z * interval.se_log) - 1.0
 
 
+ROUNDS_CAP = 1_000_000
+"""No projection beyond this: a width that a run term holds up never narrows to the target."""
+
+
 def rounds_needed(interval: Interval, target_half_width: float) -> int:
-    """Rough rounds for the target half-width (width ~ 1/sqrt(rounds)), at least those spent."""
+    """Rough rounds for the target half-width, at least those spent: the width falls as
+    1/sqrt(rounds) and with the t quantile, the launches (its degrees of freedom) growing with
+    the rounds at the run's rounds per launch (at two launches t = 12.7 falls to 2.4 at six,
+    which 1/sqrt(rounds) alone ignores)."""
     if target_half_width <= 0:
         raise ValueError("target half-width must be positive")
-    projected = interval.n_rounds * (interval.half_width / target_half_width) ** 2
-    return max(interval.n_rounds, math.ceil(projected - 1e-9))  # 160.00000001 is 160
+    rounds, launches = max(1, interval.n_rounds), max(1, interval.n_launches)
+    now = t_quantile(interval.df, interval.confidence)
+
+    def half_at(more: int) -> float:
+        scale = more / rounds
+        later = t_quantile(interval.df + launches * (scale - 1.0), interval.confidence)
+        return interval.half_width * later / now / math.sqrt(scale)
+
+    if half_at(rounds) <= target_half_width * (1 + 1e-9):
+        return rounds
+    low, high = rounds, rounds * 2
+    while half_at(high) > target_half_width * (1 + 1e-9) and high < ROUNDS_CAP:
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if half_at(middle) > target_half_width * (1 + 1e-9) else (low, middle)
+    return min(high, ROUNDS_CAP)
 
 
 def should_continue(intervals: Mapping[str, Interval | None], precision: float) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ from pywebbench.analyze.duet import PairSide, round_ratios, with_duet_term
 from pywebbench.analyze.paired import (
     Interval,
     Observation,
+    launches_of,
     paired_ratios,
     statistic_value,
     table_intervals,
@@ -20,6 +21,7 @@ from pywebbench.analyze.paired import (
 )
 from pywebbench.analyze.moderation import NO_PRIOR, Prior
 from pywebbench.measure.checks import neighbours_busy
+from pywebbench.plan.interval_rule import why_none
 from pywebbench.results.model import TrialResult
 
 
@@ -63,7 +65,7 @@ class Paired:
     cpu_center: float | None
     cpu_ratios: tuple[Observation, ...] = ()
     why_none: str | None = None
-    """Why there is no interval ("needs 2 launches"), for the table to say instead of a range."""
+    """Why there is no interval ("needs 3 launches"), for the table to say instead of a range."""
     duet: bool = False
     """Its intervals carry the duet's run-level term (analyze/duet.DUET_RUN_SD)."""
 
@@ -113,7 +115,7 @@ def moderated_table(table: dict[str, Paired]) -> tuple[dict[str, Paired], Prior]
         rps_interval, cpu_interval = widen(rps[label]), widen(cpu[label])
         centre = p.cpu_center if cpu_interval is None else cpu_interval.center
         out[label] = Paired(p.ratios, rps_interval, cpu_interval, centre, p.cpu_ratios,
-                            why_no_interval(p.ratios) if rps_interval is None else None, p.duet)
+                            None if rps_interval else why_none(launches_of(p.ratios), prior.df > 0), p.duet)
     return out, prior
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.analyze.rechecks import rechecked, recorded_ceilings, spread_check
@@ -96,7 +96,7 @@ class Row:
     """This row against the next one down in its table's ranking: different, equivalent (within the
     run's --equivalence margin) or unresolved (analyze/neighbours.PairVerdict); None for the last."""
     interval_note: str | None = None
-    """Why a paired row has no ratio interval ("needs 2 launches"): said where the range would be."""
+    """Why a paired row has no ratio interval ("needs 3 launches"): said where the range would be."""
     tie_group: int | None = None
     """Rows of one cell with the same number are tied: their paired ratio's interval holds 1."""
     cpu_source: str = ""
@@ -112,6 +112,9 @@ class Summary:
     baseline: str
     baseline_missing: tuple[str, ...]
     """Workloads whose cells have no baseline measurement, so no ratio can be given."""
+    priors: Mapping[tuple[object, ...], Prior] = field(default_factory=dict)
+    """Each cell's own-part spread its stacks lent each other: what a ratio between two of its
+    rows borrows (neighbours.pair_prior)."""
 
 
 def _median(values: list[float]) -> float | None:
@@ -209,7 +212,7 @@ def summarize(results: ResultSet, baseline: str | None = None, aggregation: Aggr
     rows = _with_ties(rows, groups, baseline, cells, paired, priors, run_equivalence(results))
     # Paired rows rank by their ratio, the figure their ties are decided on.
     rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method != "restart" else r.rps) or -1.0), r.label))
-    return Summary(tuple(rows), baseline, tuple(sorted(missing)))
+    return Summary(tuple(rows), baseline, tuple(sorted(missing)), priors)
 
 
 def _cells(groups: dict[tuple[str, tuple[object, ...]], list[TrialResult]]) -> dict[tuple[object, ...],

@@ -23,6 +23,7 @@ from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.measure.accounting import WindowUsage
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
+from pywebbench.measure.round_plan import Budget, RoundPlan, SetOutcome
 from pywebbench.measure.runner import Runner
 from pywebbench.measure.isolation import Isolation
 from pywebbench.measure.answers import odd_answers
@@ -35,49 +36,6 @@ from pywebbench.catalog.workloads import Workload
 EQUAL_SHARES = 1024
 MAX_DUET_STACKS = 5
 """A duet round loads every pair: 10 windows at 5 stacks, 45 at 10, too few rounds for an interval."""
-
-
-@dataclass(frozen=True)
-class Budget:
-    """Wall time left for measuring: a round starts only if it should end before the deadline."""
-
-    deadline: float | None
-    """time.monotonic() value; None: no budget."""
-
-    def allows(self, seconds: float) -> bool:
-        return self.deadline is None or time.monotonic() + seconds <= self.deadline
-
-    def share(self, parts: int) -> Budget:
-        """An equal share of what is left, for one of `parts` sweep points still to run."""
-        if self.deadline is None or parts <= 1:
-            return self
-        return Budget(time.monotonic() + max(0.0, self.deadline - time.monotonic()) / parts)
-
-
-@dataclass(frozen=True)
-class RoundPlan:
-    """Where the rounds of one comparison set come from, and when to stop adding them."""
-
-    sessions: Callable[[int], Sequence[Session]]
-    """The set's sessions for round r (a fresh random order each round)."""
-    first_round: int
-    min_rounds: int
-    """Rounds run whatever the stopping rule says (it needs at least two for an interval)."""
-    max_rounds: int
-    too_wide: Callable[[Sequence[TrialResult]], Sequence[str]] | None
-    """Labels whose interval is still wider than asked; None: no precision target."""
-    budget: Budget
-    baseline: str
-    """The stack every ratio is to; a duet needs it in the set (its ratios come from all pairs)."""
-
-
-@dataclass(frozen=True)
-class SetOutcome:
-    rounds: int
-    launches: int
-    stopped: str
-    """Why adding rounds ended: precision, budget, max-rounds or rounds; no-server (none started) or
-    wrong-answers (none answered right) after the first launch."""
 
 
 class Rounds:
@@ -105,24 +63,17 @@ class Rounds:
         failures: dict[str, LaunchFailed] = {}
         in_launch = 0
         launches = 0
+        measuring: set[str] | None = None  # the labels this launch started; None: every one
         with ExitStack() as launch_stack:
             while True:
-                if done >= plan.max_rounds:
-                    stopped = "max-rounds"
-                    break
                 relaunch = in_launch == 0 or in_launch >= self.rounds_per_launch
-                # Only the first round runs whatever the budget says (it gives the estimate); its
-                # windows stop at the deadline too, so a run ends within its budget plus one window.
-                if done >= 1 and not plan.budget.allows(self._round_estimate(relaunch)):
-                    stopped = "budget"
+                why, wide = self._why_stop(plan, done, relaunch, results_before)
+                if why is not None:
+                    stopped = why
                     break
-                if done >= plan.min_rounds:
-                    if plan.too_wide is None and plan.budget.deadline is None:
-                        break
-                    if plan.too_wide is not None and not plan.too_wide(self.runner.results[results_before:]):
-                        stopped = "precision"
-                        break
-                sessions = list(plan.sessions(round_no))
+                if relaunch and plan.adaptive and wide is not None:
+                    measuring = self._still_open(plan, wide, measuring)
+                sessions = [s for s in plan.sessions(round_no) if measuring is None or s.label in measuring]
                 if not sessions:
                     break
                 if relaunch:
@@ -155,6 +106,34 @@ class Rounds:
         if (said := self.isolation.summary()) is not None:
             self.on_note(said)
         return SetOutcome(done, launches, stopped)
+
+    def _why_stop(self, plan: RoundPlan, done: int, relaunch: bool,
+                  results_before: int) -> tuple[str | None, Sequence[str] | None]:
+        """Why no round follows (max-rounds, budget, the precision met, or the planned rounds
+        done), else None; and the labels still wider than asked when the rule was asked."""
+        if done >= plan.max_rounds:
+            return "max-rounds", None
+        # Only the first round runs whatever the budget says (it gives the estimate); its
+        # windows stop at the deadline too, so a run ends within its budget plus one window.
+        if done >= 1 and not plan.budget.allows(self._round_estimate(relaunch)):
+            return "budget", None
+        if done < plan.min_rounds:
+            return None, None
+        if plan.too_wide is None:
+            return ("rounds" if plan.budget.deadline is None else None), None
+        wide = plan.too_wide(self.runner.results[results_before:])
+        return (None if wide else "precision"), wide
+
+    def _still_open(self, plan: RoundPlan, wide: Sequence[str], measuring: set[str] | None) -> set[str]:
+        """The stacks the next launch measures: those still wider than asked, and the baseline."""
+        keep = {*wide, plan.baseline}
+        every = {s.label for s in plan.sessions(plan.first_round)}
+        before = every if measuring is None else measuring
+        if settled := sorted(before - keep):
+            self.on_note(f"allocation: {len(settled)} stack(s) within the precision take no more windows "
+                         f"({', '.join(settled[:6])}{' and more' if len(settled) > 6 else ''}); "
+                         f"{len(keep & before) - 1} still open")
+        return keep & before
 
     def _record_unloaded(self, sessions: list[Session], lives: dict[str, Live],
                          failures: dict[str, LaunchFailed]) -> str:

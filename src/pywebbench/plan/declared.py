@@ -19,7 +19,15 @@ from typing import Any
 from pywebbench.catalog.model import DB_KINDS
 from pywebbench.errors import UserError
 from pywebbench.plan.cpus import parse_cpu_list
-from pywebbench.plan.options import AGGREGATIONS, GENERATOR_NAMES, METHODS, TOPOLOGIES, RunOptions, parse_duration
+from pywebbench.plan.options import (
+    AGGREGATIONS,
+    ALLOCATIONS,
+    GENERATOR_NAMES,
+    METHODS,
+    TOPOLOGIES,
+    RunOptions,
+    parse_duration,
+)
 from pywebbench.plan.sweep import Knob, parse_values
 
 
@@ -144,20 +152,24 @@ OPTIONS: tuple[Option, ...] = (
     O("repeats", "--repeats", "rounds before the stopping rule may stop ({default}; 1 with --method restart), "
       "each in a fresh random order", positive_int, aliases=("--rounds",)),
     O("rounds_per_launch", "--rounds-per-launch", "rounds on one start of the servers before they are started "
-      "again ({default}; 1 where only that buys the 2 launches an interval needs within --budget)", positive_int),
+      "again ({default}; 1 where only that buys the launches an interval needs within --budget: 2, or 3 "
+      "where a table has too few stacks to pool their spreads)", positive_int),
     O("aggregation", "--aggregation", "repeats into one figure: median ({default}), best (seed 003), mean (seed 004)",
       choices=AGGREGATIONS, commands=RUN_LIKE),
     O("precision", "--precision", "add rounds until every 95% interval of a ratio to the baseline is within this "
       "fraction, e.g. 0.02 (up to --budget and --max-rounds)", float),
     O("max_rounds", "--max-rounds", "round limit of the stopping rule ({default})", positive_int, commands=RUN_LIKE),
+    O("allocation", "--allocation", "even ({default}): every stack in every round; adaptive (with --precision): "
+      "after the --repeats pilot, each launch measures only the stacks still wider than --precision, and the "
+      "baseline", choices=ALLOCATIONS,
+      commands=frozenset({Command.RUN, Command.SWEEP})),
     O("budget_s", "--budget", "wall-time budget, e.g. 10m: kept to within one window; the plan says what it buys",
       duration),
     O("equivalence", "--equivalence", "ranking neighbours within ±PCT of each other are 'equivalent' (two "
       "one-sided tests; {default})", fraction, metavar="PCT"),
     O("method", "--method", "interleaved ({default}): live servers, short windows in a fresh random order per round, "
       "paired ratios; duet: every pair of stacks (at most 5) loaded at once each round (CPU-bound comparisons); "
-      "restart: a server start, warmup and one window per trial (the seeds' method)", choices=METHODS,
-      commands=RUN_LIKE),
+      "restart: a server start, warmup and one window per trial (the seeds' method)", choices=METHODS),
     O("timeout_s", "--timeout", "seconds before the generator gives up on a request ({default})", float),
     O("keepalive", "--no-keepalive", "close each connection after one request", kind=Kind.OFF, commands=RUN_LIKE),
     O("seed", "--seed", "seed of the random stack order", int),

@@ -26,6 +26,7 @@ OPEN_LOOP_GENERATORS = ("oha", "vegeta")
 """The generators that keep a constant rate; vegeta also sends a mix of several requests."""
 AGGREGATIONS = ("median", "best", "mean")
 METHODS = ("interleaved", "duet", "restart")
+ALLOCATIONS = ("even", "adaptive")
 """interleaved: live servers, short windows cycled in a fresh random order per round (the
 default); duet: every pair of stacks loaded at once each round on the same CPUs, equal CPU shares;
 restart: a server start, warmup and one window per trial (the seeds' own method)."""
@@ -115,6 +116,9 @@ class RunOptions:
     """Keep adding rounds until every 95% interval's half-width is within this fraction."""
     max_rounds: int = 200
     """The round limit of the stopping rule (--precision); --budget usually binds first."""
+    allocation: str = "even"
+    """even: every stack in every round; adaptive: after the --repeats pilot, each launch measures
+    only the stacks still wider than --precision, and the baseline (analyze/allocation.py)."""
     rate: float | None = None
     """Open loop: offered requests per second (oha; vegeta for a mix of several requests); None = closed loop."""
     workers_per_cpu: int | None = None
@@ -210,6 +214,11 @@ class RunOptions:
             raise UserError(f"--max-rounds ({self.max_rounds}) must be at least --repeats ({self.rounds})")
         if self.method not in METHODS:
             raise UserError(f"--method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.allocation not in ALLOCATIONS:
+            raise UserError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}")
+        if self.allocation == "adaptive" and (self.precision is None or self.method != "interleaved"):
+            raise UserError("--allocation adaptive spends the rounds on the stacks still wider than --precision: "
+                            "it needs --precision and --method interleaved")
         if self.settle_s < 0:
             raise UserError(f"--settle must be zero or positive, got {self.settle_s}")
         if self.rounds_per_launch <= 0:

@@ -132,7 +132,7 @@ _SHORT_VERDICT = {"different": "!=", "equivalent": "~=", "unresolved": "?"}
 
 
 def _ratio_bounds(row: Row) -> str:
-    """The ratio's interval, or why it has none ('needs 2 launches'), never a range it cannot support."""
+    """The ratio's interval, or why it has none ('needs 3 launches'), never a range it cannot support."""
     return row.interval_note if row.ratio_ci is None and row.interval_note else _bounds(row.ratio_ci, ".3f")
 
 

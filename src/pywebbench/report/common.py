@@ -153,7 +153,8 @@ def method_note(rows: list[Row]) -> str:
     text = (f"Method: {method}, {rounds} rounds in {launches} launch(es), {spec.duration_s:g}s windows after "
             f"{spec.settle_s:g}s settles. Ratio: to the baseline within each round, the geometric mean of "
             "its launch means; its 95% interval is Student's t over the launch means, their spread moderated "
-            "across the table's stacks (one launch: no interval, 'needs 2 launches'). Rows with the "
+            "across the table's stacks (one launch: no interval, 'needs 2 launches'; a table of one or two "
+            "ratios lends nothing, and two launches there give one degree of freedom: 'needs 3 launches'). Rows with the "
             "same Tie number are tied: the interval of their own paired ratio holds 1. Next: each row against "
             "the one below, != different, ~= equivalent (two one-sided tests within the run's --equivalence "
             "margin), ? unresolved.")

@@ -31,6 +31,7 @@ from pywebbench.plan.sessions import Plan, needs_of
 from pywebbench.stage.reference import GoBinaries, build_go_binaries
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.nginx import DEFAULT_STATIC_BODY
+from pywebbench.services.pg_cache import forget, kept_cluster
 from pywebbench.services.pgbouncer import PgBouncerService
 from pywebbench.services.postgres import PostgresConfig, PostgresService
 from pywebbench.services import ServiceError
@@ -143,8 +144,8 @@ class Backing:
         # Lanes loaded at once, plus the one whose sessions are closing after its window;
         # every lane when app-side pools hold their sessions while idle.
         sessions *= config.lanes if settings.db_pool else min(config.lanes, config.loaded_at_once + 1)
-        pg = PostgresService(self.work_dir / "postgres", PostgresConfig(rows=settings.db_rows, max_db_sessions=sessions))
-        self.postgres = stack.enter_context(pg)
+        pg_config = PostgresConfig(rows=settings.db_rows, max_db_sessions=sessions)
+        self.postgres = pg = self._start_postgres(stack, pg_config)
         self._start_pgbouncer(settings.max_db_sessions)
         stack.callback(self._pgbouncer_stack.close)
         self._lookup = stack.enter_context(psycopg.connect(pg.info.dsn, autocommit=True))
@@ -161,6 +162,18 @@ class Backing:
                 raise ServiceError(f"the SQLite file {self.sqlite_file} does not hold PostgreSQL's /posts rows")
             expected["posts_body"] = posts_body(from_file)
         return expected
+
+    def _start_postgres(self, stack: ExitStack, config: PostgresConfig) -> PostgresService:
+        """The kept cluster for these rows when this run can hold it (services/pg_cache.py),
+        else a fresh one in the run's work directory; a kept one that fails to start is
+        forgotten and a fresh one made."""
+        kept = stack.enter_context(kept_cluster(config.rows, config.seed))
+        if kept is not None:
+            try:
+                return stack.enter_context(PostgresService(kept, config))
+            except ServiceError:
+                forget(kept)
+        return stack.enter_context(PostgresService(self.work_dir / "postgres", config))
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

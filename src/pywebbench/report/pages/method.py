@@ -9,11 +9,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD
 from pywebbench.report.pages import coverage, rederived
 from pywebbench.report.pages.calibration import CalibrationRun, load_runs, percent, summary, table
 
 TEN_MINUTES_S = 600.0
 FIVE_MINUTES_S = 300.0
+
+
+def readme_calibration(results: Path) -> str:
+    """The README's two lines on what calibrate resolves here, from the committed runs."""
+    interleaved = load_runs(results / "calibrate" / "interleaved")
+    every = [r for r in load_runs(results / "calibrate" / "duet") if r.pairs != "star"]
+    return (f"- **Interleaved** (`calibrate --budget 10m`, a 5% slowdown): "
+            f"{summary(interleaved, mde_target=0.05, wall_limit_s=TEN_MINUTES_S)}\n"
+            f"- **Duet** (`calibrate --method duet --budget 5m`, every pair of stacks loaded each round, a 5% or "
+            f"2% slowdown): {summary(every, mde_target=0.02, wall_limit_s=FIVE_MINUTES_S)} Its intervals carry a "
+            f"run-level term ({DUET_RUN_SD:.2%} on {DUET_RUN_DF} df, fitted on the first twelve runs) that one "
+            "run cannot show.\n")
 
 
 def _section(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: float) -> str:
@@ -151,6 +164,12 @@ def render(results: Path) -> str:
 `scripts/coverage`
 
 {coverage.section(results)}
+
+### Adaptive allocation: coverage when stacks stop early
+
+`python -m pywebbench.analyze.allocation docs/results/coverage/allocation.json` (in `scripts/coverage`)
+
+{coverage.allocation_section(results)}
 
 ### Seed 003, re-derived
 

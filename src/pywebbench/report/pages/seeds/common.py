@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from pathlib import Path
+from datetime import datetime
 
 from pywebbench.analyze.agreement import ClaimCheck, Estimate, Verdict, check_claim
 from pywebbench.analyze.rows import Summary, summarize
@@ -51,6 +52,16 @@ def source(preset: Preset) -> str:
     return f"seed text `{preset.seed}.txt`, {preset.published_from}"
 
 
+def minutes_measured(results: ResultSet) -> float | None:
+    """Wall time from the header (written once the environments are built) to the last window's
+    end: what a budget is kept against (within one window of it)."""
+    if not results.trials:
+        return None
+    start = datetime.fromisoformat(results.header.created_at)
+    end = max(datetime.fromisoformat(t.finished_at) for t in results.trials)
+    return (end - start).total_seconds() / 60
+
+
 def run_line(results: ResultSet, summary: Summary) -> str:
     """Which run, made how, with what spend: what the reader needs to weigh the intervals."""
     options = results.header.options
@@ -63,6 +74,9 @@ def run_line(results: ResultSet, summary: Summary) -> str:
         spend.append(f"precision ±{float(options['precision']):.0%}")
     if options.get("budget_s"):
         spend.append(f"budget {float(options['budget_s']) / 60:g} min")
+    took = minutes_measured(results)
+    if took is not None:
+        spend.append(f"{took:.1f} min from its header to its last window")
     return (f"Run `{escape(results.header.run_id)}` ({escape(results.header.created_at)}, "
             f"{'complete' if results.complete else 'incomplete'}): method {escape(method)}, up to {rounds} rounds "
             f"in {launches} launches{', ' + ', '.join(spend) if spend else ''}; ratios are to "
@@ -106,7 +120,7 @@ def claims_section(preset: Preset, results: ResultSet | None, summary: Summary |
         where = f", {point_of(claim.where)}" if claim.where else ""
         out.append(f"- *{escape(claim.quote)}* ({claim.workload}{where})")
         if results is not None and summary is not None:
-            out.append(f"  - {claim_summary(check_claim(results, summary.rows, claim))}")
+            out.append(f"  - {claim_summary(check_claim(results, summary.rows, claim, summary.priors))}")
     return "\n".join(out)
 
 
@@ -230,7 +244,7 @@ def headline(results_dir: Path, preset: str, baseline: str, claim: int = 0) -> t
     run = measured(results_dir, preset, baseline)
     if run is None:
         return quote, f"not yet measured here: `{command(preset)}`", "-"
-    check = check_claim(run[0], run[1].rows, said)
+    check = check_claim(run[0], run[1].rows, said, run[1].priors)
     return quote, escape(claim_summary(check)), check.verdict.value
 
 

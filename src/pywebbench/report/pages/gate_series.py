@@ -1,0 +1,74 @@
+"""docs/ci-recipe.md's measured false alarms and power: the gates scripts/ci-gate-series ran,
+from docs/results/ci-gate/<design>-<spin>us/<i>/ (gate-run.json with the exit code; gate.json
+for a one-run gate, compare.json for the two-run recipe)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Gate:
+    exit: int
+    rps: float | None
+    """head/base req/s (the gate's centre)."""
+    cpu: float | None
+    """head/base CPU per request: the check of the injected cost's size."""
+
+
+def _one_run(folder: Path) -> tuple[float | None, float | None]:
+    path = folder / "gate.json"
+    if not path.exists():
+        return None, None
+    rows = {r["figure"]: r for r in json.loads(path.read_text())["rows"]}
+    return rows.get("req/s", {}).get("ratio"), rows.get("CPU/req", {}).get("ratio")
+
+
+def _two_run(folder: Path) -> tuple[float | None, float | None]:
+    path = folder / "compare.json"
+    if not path.exists():
+        return None, None
+    changes: list[dict[str, Any]] = json.loads(path.read_text())["changes"]
+    if not changes:
+        return None, None
+    c = changes[0]
+    rps = c["rps_change"] + 1.0 if c.get("rps_change") is not None else None
+    cpu = c["cpu_after"] / c["cpu_before"] if c.get("cpu_after") and c.get("cpu_before") else None
+    return rps, cpu
+
+
+def load_series(folder: Path) -> list[Gate]:
+    gates = []
+    for run in sorted((p for p in folder.iterdir() if (p / "gate-run.json").exists()), key=lambda p: int(p.name)):
+        meta = json.loads((run / "gate-run.json").read_text())
+        rps, cpu = (_two_run if meta["design"] == "two-run" else _one_run)(run)
+        gates.append(Gate(int(meta["exit"]), rps, cpu))
+    return gates
+
+
+def _spread(values: list[float]) -> str:
+    if not values:
+        return "-"
+    return f"{statistics.median(values):.4f} ({min(values):.4f}-{max(values):.4f})"
+
+
+def section(results: Path) -> str:
+    root = results / "ci-gate"
+    folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if not folders:
+        return "No gate series committed yet (`scripts/ci-gate-series`).\n"
+    lines = ["| design | head's extra CPU | gates | failed (exit 1) | finished otherwise | head/base req/s, median (range) "
+             "| head/base CPU per request |", "|---|---|---|---|---|---|---|"]
+    for folder in folders:
+        design, _, spin = folder.name.rpartition("-")
+        gates = load_series(folder)
+        failed = sum(g.exit == 1 for g in gates)
+        other = sum(g.exit not in (0, 1) for g in gates)
+        lines.append(f"| {design} | {spin.removesuffix('us')} us | {len(gates)} | {failed} | {other} | "
+                     f"{_spread([g.rps for g in gates if g.rps is not None])} | "
+                     f"{_spread([g.cpu for g in gates if g.cpu is not None])} |")
+    return "\n".join(lines) + "\n"
