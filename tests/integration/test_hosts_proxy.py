@@ -53,7 +53,10 @@ def test_nginx_on_the_proxy_host_carries_the_load_through_two_measured_links(tmp
     assert links["link gen-proxy"]["measured_from"] == "gen"
     assert links["link proxy-app"]["measured_from"] == "edge"
     for name in ("link gen-proxy", "link proxy-app"):  # the delay is there on both, and measured
-        assert links[name]["rtt_set_ms"] == 2.0 and 1.5 < links[name]["rtt_measured_ms"] < 5.0, links
+        # The median shows the delay is there; the fastest round trip bounds it from above, as
+        # noise only adds (a loaded CI host read a 5.3 ms median through the 2 ms toxic).
+        assert links[name]["rtt_set_ms"] == 2.0 and links[name]["rtt_measured_ms"] > 1.5, links
+        assert links[name]["rtt_min_ms"] < 5.0, links
     (proxy,) = [s for s in results.services if s.name == "proxy (placed)"]
     assert proxy.config["host"] == "edge" and proxy.version.startswith("nginx version")
     # nginx on the proxy host did the proxying: its process group there used CPU for the window.

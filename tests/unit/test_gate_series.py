@@ -1,0 +1,29 @@
+"""docs/ci-recipe.md's table of measured gates, from what scripts/ci-gate-series keeps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pywebbench.report.pages.gate_series import section
+
+
+def _gate(root: Path, series: str, i: int, exit_code: int, design: str, **files: object) -> None:
+    run = root / "ci-gate" / series / str(i)
+    run.mkdir(parents=True)
+    (run / "gate-run.json").write_text(json.dumps({"exit": exit_code, "design": design, "spin_us": 0}))
+    for name, body in files.items():
+        (run / f"{name}.json").write_text(json.dumps(body))
+
+
+def test_each_series_says_how_many_gates_failed_and_what_head_over_base_read(tmp_path: Path) -> None:
+    assert "No gate series committed yet" in section(tmp_path)
+    for i, (code, rps) in enumerate(((0, 1.001), (1, 0.990), (0, 0.998)), start=1):
+        _gate(tmp_path, "one-run-0us", i, code, "one-run",
+              gate={"rows": [{"figure": "req/s", "ratio": rps}, {"figure": "CPU/req", "ratio": 1.0 / rps}]})
+    _gate(tmp_path, "two-run-14us", 1, 1, "two-run",
+          compare={"changes": [{"rps_change": -0.03, "cpu_after": 0.62, "cpu_before": 0.60}]})
+    _gate(tmp_path, "two-run-14us", 2, 130, "two-run")  # interrupted: no compare written
+    text = section(tmp_path)
+    assert "| one-run | 0 us | 3 | 1 | 0 | 0.9980 (0.9900-1.0010) | 1.0020 (0.9990-1.0101) |" in text
+    assert "| two-run | 14 us | 2 | 1 | 1 | 0.9700 (0.9700-0.9700) | 1.0333 (1.0333-1.0333) |" in text
