@@ -20,18 +20,15 @@ neighbour whose estimate moves, so the harness does not offer it.
 
 from __future__ import annotations
 
-import json
 import math
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pywebbench import __version__
-from pywebbench.analyze.coverage import Noise, Shape, simulate_logs
+from pywebbench.analyze.coverage import Noise, Shape, simulate_logs, write_record
 from pywebbench.analyze.moderation import launch_intervals, moderated_intervals
 from pywebbench.analyze.neighbours import EQUIVALENCE
 from pywebbench.analyze.precision import wide_rows
@@ -178,14 +175,7 @@ def grid_record(noise: Noise = Noise(), *, seed: int = 0) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     """python -m pywebbench.analyze.allocation OUT.json"""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m pywebbench.analyze.allocation OUT.json", file=sys.stderr)
-        return 2
-    out = Path(args[0])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(grid_record(), indent=1) + "\n")
-    return 0
+    return write_record(argv, "pywebbench.analyze.allocation", grid_record)
 
 
 if __name__ == "__main__":

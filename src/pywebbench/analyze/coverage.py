@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -127,16 +128,21 @@ def grid_record(noise: Noise = Noise(), *, seed: int = 0) -> dict[str, object]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    """python -m pywebbench.analyze.coverage OUT.json: the whole grid (about a minute here)."""
+def write_record(argv: list[str] | None, module: str, record: Callable[[], dict[str, object]]) -> int:
+    """`python -m MODULE OUT.json`: a simulated grid's record written as committed JSON."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m pywebbench.analyze.coverage OUT.json", file=sys.stderr)
+        print(f"usage: python -m {module} OUT.json", file=sys.stderr)
         return 2
     out = Path(args[0])
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(grid_record(), indent=1) + "\n")
+    out.write_text(json.dumps(record(), indent=1) + "\n")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m pywebbench.analyze.coverage OUT.json: the whole grid (about a minute here)."""
+    return write_record(argv, "pywebbench.analyze.coverage", grid_record)
 
 
 if __name__ == "__main__":

@@ -34,10 +34,6 @@ from pywebbench.plan.interval_rule import OWN_DF, SPREADS_TO_POOL
 
 _Array = np.ndarray[Any, Any]
 
-MIN_STACKS_TO_POOL = SPREADS_TO_POOL
-"""Spreads needed to estimate their distribution; fewer lend nothing (chosen by the coverage grid)."""
-
-
 OUTLYING = 0.99
 """A stack's own spread above this quantile of the table's distribution is its own."""
 
@@ -92,7 +88,7 @@ def trigamma_inverse(x: _Array) -> _Array:
 def estimate_priors(variances: _Array, dfs: _Array) -> tuple[_Array, _Array]:
     """Per table (the last axis holds its stacks): s0^2 and d0.
 
-    Spreads with no degrees of freedom or no variance are left out; below MIN_STACKS_TO_POOL
+    Spreads with no degrees of freedom or no variance are left out; below SPREADS_TO_POOL
     usable spreads a table borrows nothing (d0 = 0).
     """
     usable = (dfs > 0) & np.isfinite(variances) & (variances > 0)
@@ -106,7 +102,7 @@ def estimate_priors(variances: _Array, dfs: _Array) -> tuple[_Array, _Array]:
         d0 = np.where(excess > 0, 2.0 * trigamma_inverse(np.where(excess > 0, excess, 1.0)), np.inf)
         d0 = np.minimum(d0, np.sum(np.where(usable, dfs, 0), axis=-1))
         s0 = np.exp(e_mean + digamma(d0 / 2.0) - np.log(d0 / 2.0))
-    pooled = count >= MIN_STACKS_TO_POOL
+    pooled = count >= SPREADS_TO_POOL
     return np.where(pooled, s0, 0.0), np.where(pooled, d0, 0.0)
 
 
@@ -158,7 +154,7 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
     common part (the launch's mean over stacks: the baseline's deviation, mostly) and the
     stack's own part (the rest). The own parts are moderated across stacks; the common part
     keeps its launches - 1 degrees of freedom; the two add up, on Satterthwaite's degrees of
-    freedom. Below MIN_STACKS_TO_POOL ratios each stack keeps its own spread (exact t).
+    freedom. Below SPREADS_TO_POOL ratios each stack keeps its own spread (exact t).
     """
     means = launch_means(logs)
     stacks = np.sum(np.any(~np.isnan(means), axis=-1), axis=-1)
@@ -188,7 +184,7 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
         # pulled toward the others: it keeps its own launches' t (Smyth's robust variant, simply).
         ceiling = s0[..., None] * fdtri(np.maximum(own_df, 1), np.where(d0 > 0, d0, 1.0)[..., None], OUTLYING)
         outlying = (own_df > 0) & (own_variance > ceiling)
-        pooled = (stacks >= MIN_STACKS_TO_POOL)[..., None] & (n >= 2) & (d0[..., None] > 0) & ~outlying
+        pooled = (stacks >= SPREADS_TO_POOL)[..., None] & (n >= 2) & (d0[..., None] > 0) & ~outlying
         quantile = stdtrit(np.where(df > 0, df, 1.0), 0.5 + confidence / 2.0)
         half = np.where(pooled, quantile * np.sqrt(se2), plain.half)
     bounds = Bounds(centre=plain.centre, se=np.where(pooled, np.sqrt(se2), plain.se),

@@ -39,7 +39,7 @@ from pywebbench.analyze.moderation import (
     satterthwaite_df,
     t_quantile,
 )
-from pywebbench.plan.interval_rule import OWN_DF, POOLED_LAUNCHES, why_none
+from pywebbench.plan.interval_rule import least_launches, why_none
 
 CONFIDENCE = 0.95
 RESAMPLES = 4000
@@ -301,8 +301,7 @@ def why_no_interval(ratios: Sequence[Observation], lent: bool = False) -> str | 
     """The table's words where a ratio's launches give no interval ("needs 3 launches"); None
     where they are enough. `lent`: its table lends it a spread (plan/interval_rule.py)."""
     launches = launches_of(ratios)
-    needed = POOLED_LAUNCHES if lent else OWN_DF + 1
-    return None if launches >= needed else why_none(launches, lent)
+    return None if launches >= least_launches(lent) else why_none(launches, lent)
 
 
 def unpaired_ratio_interval(
@@ -370,20 +369,21 @@ def rounds_needed(interval: Interval, target_half_width: float) -> int:
         raise ValueError("target half-width must be positive")
     rounds, launches = max(1, interval.n_rounds), max(1, interval.n_launches)
     now = t_quantile(interval.df, interval.confidence)
+    goal = target_half_width * (1 + 1e-9)  # a projection landing on the target reaches it
 
     def half_at(more: int) -> float:
         scale = more / rounds
         later = t_quantile(interval.df + launches * (scale - 1.0), interval.confidence)
         return interval.half_width * later / now / math.sqrt(scale)
 
-    if half_at(rounds) <= target_half_width * (1 + 1e-9):
+    if half_at(rounds) <= goal:
         return rounds
     low, high = rounds, rounds * 2
-    while half_at(high) > target_half_width * (1 + 1e-9) and high < ROUNDS_CAP:
+    while half_at(high) > goal and high < ROUNDS_CAP:
         low, high = high, high * 2
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if half_at(middle) > target_half_width * (1 + 1e-9) else (low, middle)
+        low, high = (middle, high) if half_at(middle) > goal else (low, middle)
     return min(high, ROUNDS_CAP)
 
 

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, replace
 
 from pywebbench.errors import UserError
-from pywebbench.plan.interval_rule import SPREADS_TO_POOL, launches_needed
+from pywebbench.plan.interval_rule import POOLED_LAUNCHES, launches_needed
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan
 
@@ -97,7 +97,7 @@ def interval_line(options: RunOptions, chosen: Affordable, asked: Affordable, wi
                if chosen is not asked else ""))
     least = chosen.needed
     head = f"intervals: a 95% interval needs {least} launches"
-    head += " (too few stacks to pool their spreads); " if least > launches_needed(SPREADS_TO_POOL) else "; "
+    head += " (too few stacks to pool their spreads); " if least > POOLED_LAUNCHES else "; "
     head += "the budget buys " if options.budget_s is not None else "this run makes "
     if chosen.enough:
         return head + buys

@@ -21,9 +21,14 @@ POOLED_LAUNCHES = 2
 stack is not one of the table's outlying ones."""
 
 
+def least_launches(lent: bool) -> int:
+    """Launches for a 95% interval: a lent spread needs two, a stack's own launches three."""
+    return POOLED_LAUNCHES if lent else OWN_DF + 1
+
+
 def launches_needed(ratios: int) -> int:
     """Launches for a 95% interval in a table of this many ratios to the baseline."""
-    return POOLED_LAUNCHES if ratios >= SPREADS_TO_POOL else OWN_DF + 1
+    return least_launches(ratios >= SPREADS_TO_POOL)
 
 
 def why_none(launches: int, lent: bool) -> str:
@@ -31,5 +36,4 @@ def why_none(launches: int, lent: bool) -> str:
     Two launches in a lending table get none only for an outlying stack, which keeps its own."""
     if launches == 0:
         return "no paired rounds"
-    needed = POOLED_LAUNCHES if lent else OWN_DF + 1
-    return f"needs {max(needed, launches + 1)} launches"
+    return f"needs {max(least_launches(lent), launches + 1)} launches"
