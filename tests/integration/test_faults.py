@@ -23,6 +23,7 @@ import pytest
 
 from pywebbench.results.model import TrialResult, TrialStatus
 from pywebbench.results.store import load_results, results_path
+from pywebbench.services.pg_cache import CACHE_ENV
 
 from .conftest import ROOT
 
@@ -79,12 +80,14 @@ def _snapshot(harness: int, pgids: set[int], ports: set[int]) -> None:
 
 
 def _run(tmp_path: Path, args: tuple[str, ...], path: str, *, after: int, pick: Pick | None = None,
-         sig: signal.Signals = signal.SIGKILL, prepare: Callable[[psutil.Process], None] = lambda p: None) -> Ran:
+         sig: signal.Signals = signal.SIGKILL, prepare: Callable[[psutil.Process], None] = lambda p: None,
+         env: dict[str, str] | None = None) -> Ran:
     """Run, and once `after` trials are recorded and a window is loading `path`, send `sig` to
     the process `pick` chooses (the harness itself when pick is None)."""
     argv = [sys.executable, "-m", "pywebbench", "run", *SHORT, *args, "--out", str(tmp_path)]
     with open(tmp_path.parent / f"{tmp_path.name}.stderr", "w+") as err:
-        harness = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        harness = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                   env=None if env is None else {**os.environ, **env})
         pgids: set[int] = set()
         ports: set[int] = set()
         before, victim = -1, ""
@@ -268,8 +271,10 @@ def test_postgres_that_cannot_restart_stops_the_run_with_exit_1(tmp_path: Path) 
         data = Path(_cmd(postmaster)[_cmd(postmaster).index("-D") + 1])
         data.rename(data.with_name("data-gone"))  # a restart on it is impossible now
 
+    # The data is moved away for good: a kept cluster of this test's own, not the machine's.
+    kept = {CACHE_ENV: str(tmp_path.parent / f"{tmp_path.name}-kept-postgres")}
     ran = _run(tmp_path, ("--stack", STACK, "--workload", "db", "--repeats", "3"), "/db", after=1,
-               pick=_child_named("postgres"), prepare=move_data_away)
+               pick=_child_named("postgres"), prepare=move_data_away, env=kept)
     assert ran.code == 1, ran.stderr[-3000:]
     assert not ran.complete  # resumable
     assert ran.trials[:ran.before_kill] and all(t.valid for t in ran.trials[:ran.before_kill])

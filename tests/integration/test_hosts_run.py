@@ -51,12 +51,19 @@ def test_rtt_sweep_on_the_netns_rig_moves_p50_by_the_measured_round_trips(tmp_pa
         assert machine["address"].startswith("10.231.") and machine["cpus"] >= 1 and machine["kernel"]
     assert "toxiproxy" in placed.config["delay_mechanism"]
     rtt: dict[tuple[str, float], float] = {}
+    fastest: dict[tuple[str, float], float] = {}
     for record in results.services:
         if record.name.startswith("link "):
-            rtt[(record.name[5:], record.config["rtt_set_ms"])] = record.config["rtt_measured_ms"]
+            point = (record.name[5:], record.config["rtt_set_ms"])
+            rtt[point], fastest[point] = record.config["rtt_measured_ms"], record.config["rtt_min_ms"]
             assert record.config["proxy_cpu_s"] is not None
-    added = {link: rtt[(link, 2.0)] - rtt[(link, 0.0)] for link in ("app-db", "gen-app")}
-    assert all(1.5 < a < 3.5 for a in added.values()), rtt  # the delay is there, and measured
+    links = ("app-db", "gen-app")
+    # The delay is there, and measured: the median moves by at least most of it; the fastest
+    # round trip, which a loaded 2-core host does not inflate, moves by about it (a loaded CI
+    # host once read 1.5 ms then 5.0 ms as gen-app's medians).
+    assert all(rtt[(link, 2.0)] - rtt[(link, 0.0)] > 1.5 for link in links), rtt
+    added = {link: fastest[(link, 2.0)] - fastest[(link, 0.0)] for link in links}
+    assert all(1.5 < a < 3.5 for a in added.values()), fastest
     p50 = {}
     for value in (0.0, 0.002):
         trials = [t for t in results.trials if t.spec.rtt_s == value]
