@@ -2,7 +2,7 @@
 
 A thin layer: the target, its servers and its traffic come from plan/app.py, its environment,
 interface and --setup from stage/appenv.py; the run itself is the ordinary interleaved job
-(cli.py's `_execute`, handed in), so the results file and every report are those of `run`.
+(console.py's `run_in_terminal`, handed in), so the results file and every report are those of `run`.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_tune,
 Drive = Callable[[Runner, Plan, Budget], int]
 """Measures in place of the method's rounds once the services are up (the tuning engine)."""
 RunJob = Callable[[Job, Catalog, str, Drive | None], Outcome]
-"""Runs a job against a catalog with a baseline, printing as `run` does (cli.py's _execute);
+"""Runs a job against a catalog with a baseline, printing as `run` does (console.run_in_terminal);
 with a Drive it prints no run table (the tuning table is printed here instead)."""
 
 

@@ -35,6 +35,8 @@ from pywebbench.measure.cgroups import (
     v2_weight,
 )
 
+pytestmark = pytest.mark.serial  # reads CPU time or waits on the clock: never beside a test worker
+
 MIB = 1024 * 1024
 VERSIONS = [CgroupVersion.V1, CgroupVersion.V2]
 

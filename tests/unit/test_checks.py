@@ -7,6 +7,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from pywebbench.analyze.rows import spread_check
 from pywebbench.measure.checks import Check, advice, check_name, trial_checks
 from pywebbench.loadgen.base import LoadRequest
@@ -19,6 +21,8 @@ from pywebbench.measure.runner import Runner
 from pywebbench.catalog.workloads import HELLO
 from support.builders import header, stack, trial
 from support.fakes import CurrentPythonBuilder, stdlib_stack
+pytestmark = pytest.mark.serial  # reads CPU time or waits on the clock: never beside a test worker
+
 
 
 def _trial(load: LoadResult, *, connections: int = 10, resources: tuple[ResourceUsage, ...] = (),

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 from pywebbench.measure.ceiling import NO_CEILING, GeneratorCeiling
 from pywebbench.measure.checks import Check, instrument_check
 from support.fake_loadgen import FakeLoadGenerator
@@ -16,6 +18,8 @@ from pywebbench.procs import free_port
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.backing import PeakSampler
 from pywebbench.measure.verify import keeps_alive
+pytestmark = pytest.mark.serial  # reads CPU time or waits on the clock: never beside a test worker
+
 
 
 def _handler(protocol: str) -> type[BaseHTTPRequestHandler]:

@@ -7,7 +7,11 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
+import pytest
+
 from pywebbench.services.backing import PeakSampler
+
+pytestmark = pytest.mark.serial  # reads CPU time or waits on the clock: never beside a test worker
 
 WAIT_S = 5.0
 

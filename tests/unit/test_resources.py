@@ -24,6 +24,8 @@ from pywebbench.measure.procsampler import OTHER, ResourceSampler
 from pywebbench.measure.proctable import ProcessTable, generator_roots, read_stat
 from pywebbench.results.model import ResourceUsage
 
+pytestmark = pytest.mark.serial  # reads CPU time or waits on the clock: never beside a test worker
+
 # Clock-tick rounding of /proc counters against the child's own precise clock.
 TICK_SLACK_S = 0.03
 

@@ -24,9 +24,9 @@ from support.fakes import CurrentPythonBuilder, stdlib_stack
 NAMES = ("one", "two", "three")
 
 
-def _sessions(round_no: int, method: str = "interleaved") -> tuple[Session, ...]:
+def _sessions(round_no: int, method: str = "interleaved", names: tuple[str, ...] = NAMES) -> tuple[Session, ...]:
     sessions = []
-    for name in NAMES:
+    for name in names:
         stack = stdlib_stack("ok", name)
         spec = TrialSpec(f"r{round_no}-{stack.id}-hello", stack.id, "hello", 10, 0.2, 0.0, round_no, "fake",
                          method=method, settle_s=0.05)
@@ -49,8 +49,8 @@ class _Setup:
         self.settles.append((request.url, seconds))
 
     def plan(self, *, min_rounds: int = 3, max_rounds: int = 50, too_wide: object = None,
-             budget: Budget = Budget(None), method: str = "interleaved") -> RoundPlan:
-        return RoundPlan(sessions=lambda r: _sessions(r, method), first_round=1, min_rounds=min_rounds,
+             budget: Budget = Budget(None), method: str = "interleaved", names: tuple[str, ...] = NAMES) -> RoundPlan:
+        return RoundPlan(sessions=lambda r: _sessions(r, method, names), first_round=1, min_rounds=min_rounds,
                          max_rounds=max_rounds, too_wide=too_wide,  # type: ignore[arg-type]
                          budget=budget, baseline=stdlib_stack("ok", "one").id)
 
@@ -156,6 +156,28 @@ def test_duet_loads_every_pair_once_a_round_so_every_stack_has_the_same_history(
     # the two generators of a window ran at once: their requests were issued together
     labels = [r.label for r in setup.generator.requests if not r.label.endswith("warmup")]
     assert len(labels) == 18
+
+
+def test_a_duet_of_seven_stacks_loads_two_cycles_a_round_each_stack_in_four_windows(tmp_path: Path) -> None:
+    names = ("one", "two", "three", "four", "five", "six", "seven")
+    setup = _Setup(tmp_path, method="duet")
+    setup.rounds.run(setup.plan(min_rounds=2, max_rounds=2, method="duet", names=names))
+    setup.close()
+    trials = load_results(tmp_path).trials
+    assert len(trials) == 2 * 14 * 2  # per round 2 x 7 pairs (not all 21), each recording both sides
+    for round_no in (1, 2):
+        sides = [t for t in trials if t.spec.round == round_no]
+        pairs = {frozenset((t.spec.stack_id, t.spec.partner)) for t in sides}
+        assert len(pairs) == 14
+        assert set(Counter(t.spec.stack_id for t in sides).values()) == {4}  # the same history for all
+        reached, todo = {sides[0].spec.stack_id}, [sides[0].spec.stack_id]
+        while todo:  # one connected graph: every ratio to the baseline comes out of the round's fit
+            here = todo.pop()
+            for pair in pairs:
+                if here in pair and (other := next(iter(pair - {here}))) not in reached:
+                    reached.add(other)
+                    todo.append(other)
+        assert len(reached) == 7
 
 
 def _sessions_of(modes: dict[str, str], round_no: int) -> tuple[Session, ...]:

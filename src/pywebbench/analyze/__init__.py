@@ -1,1 +1,1 @@
-"""analyze: see the package layout in README.md."""
+"""analyze: see the package layout in docs/layout.md."""

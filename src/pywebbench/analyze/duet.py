@@ -1,10 +1,11 @@
 """A stack's ratio to the baseline in each duet round, from every pair the round loaded.
 
 A duet window loads two stacks at once and gives one log ratio, log(x_i / x_j). A round
-loads every pair of its set once, so a stack meets the baseline directly and also through
-each third stack. The least-squares fit of one level theta per stack to all of the round's
-log ratios (theta_i - theta_j ~ d_ij, baseline at 0) uses them all: with k stacks its
-variance for one stack is 2/k of a single direct pair's, which pays back exactly the extra
+loads every pair of its set once (up to five stacks; two cycles through them beyond, plan/
+duet_design.py), so a stack meets the baseline directly and also through third stacks. The
+least-squares fit of one level theta per stack to all of the round's log ratios (theta_i -
+theta_j ~ d_ij, baseline at 0) uses them all: with every pair of k stacks its variance for
+one stack is 2/k of a single direct pair's, which pays back exactly the extra
 windows the complete design spends over a star around the baseline. Where a round lost a
 window (a failed side), the fit uses what is left, if the stack is still connected to the
 baseline through the round's pairs; the star rounds of older results reduce to the direct
@@ -59,13 +60,13 @@ def round_ratios(sides: Sequence[PairSide], label: str, baseline: str) -> tuple[
     out = []
     for (launch, round_no), pairs in sorted(by_round.items()):
         complete = [values for values in pairs.values() if len(values) == 2]
-        level = _levels(complete, baseline).get(label)
+        level = round_levels(complete, baseline).get(label)
         if level is not None:
             out.append(Observation(launch, round_no, math.exp(level)))
     return tuple(out)
 
 
-def _levels(pairs: list[dict[str, float]], baseline: str) -> dict[str, float]:
+def round_levels(pairs: list[dict[str, float]], baseline: str) -> dict[str, float]:
     """Each stack's log level relative to the baseline's, for stacks connected to it by pairs."""
     reached = _connected(pairs, baseline)
     if len(reached) < 2:

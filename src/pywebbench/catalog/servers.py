@@ -8,7 +8,6 @@ log levels at warning everywhere, as a production deployment runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from pywebbench.catalog.model import ConcurrencyType, Interface, LaunchSpec, ServerVariant, Stack
@@ -229,10 +228,6 @@ SERVERS: tuple[ServerVariant, ...] = (
                   own_framework="nginx", native="nginx", event_loop="epoll", http_parser="nginx",
                   workloads=frozenset({"static"})),
 )
-
-
-def _unavailable(reason: str) -> Callable[[Stack], Stack]:
-    return lambda stack: replace(stack, stack_unavailable=reason)
 
 
 # Pairings that exist on paper but cannot run here, each with the reason found when tried.

@@ -7,7 +7,6 @@ the advice below.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -154,8 +153,3 @@ def neighbours_busy(trial: TrialResult, thresholds: Thresholds = DEFAULT) -> boo
 def instrument_check(what: str, problem: str | None) -> tuple[str, ...]:
     """The check a failed side measurement leaves on its trial (none when it worked)."""
     return () if problem is None else (f"{Check.INSTRUMENT}: {what}: {problem}",)
-
-
-def explain(checks: Sequence[str]) -> list[tuple[str, str]]:
-    """(check, advice) pairs for a report's notes."""
-    return [(c, advice(c)) for c in checks]

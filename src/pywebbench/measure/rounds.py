@@ -6,20 +6,23 @@ every (stack, workload) gets one short window, in a fresh random order, each aft
 discarded settle (randomized multiple interleaved trials, Abedi & Brecht 2017). Idle
 servers stay up on the stack CPUs. The duet method instead loads two stacks at once, each
 with its own generator, in a random start order (Bulej et al. 2020): every pair of the set
-once per round, so that every stack has the same load history. A finished window is recorded at once; the stopping rule is asked after every round.
+once per round up to five stacks, two closed cycles through them beyond (plan/duet_design.py),
+so that every stack has the same load history. A finished window is recorded at once; the
+stopping rule is asked after every round.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import threading
-from itertools import combinations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest
+from pywebbench.plan.duet_design import duet_pairs, duet_windows
 from pywebbench.measure.accounting import WindowUsage
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
@@ -34,10 +37,6 @@ from pywebbench.measure.checks import instrument_check, trial_checks
 from pywebbench.catalog.workloads import Workload
 
 EQUAL_SHARES = 1024
-MAX_DUET_STACKS = 5
-"""A duet round loads every pair: 10 windows at 5 stacks, 45 at 10, too few rounds for an interval."""
-
-
 class Rounds:
     """Runs the rounds of one comparison set on live servers, by the interleaved or duet method."""
 
@@ -53,9 +52,10 @@ class Rounds:
         self._round_seconds: list[float] = []
         self._launch_seconds: list[float] = []
         self.isolation = Isolation(runner.ledger, on_note)
+        self._set_start = 0
 
     def run(self, plan: RoundPlan) -> SetOutcome:
-        results_before = len(self.runner.results)
+        results_before = self._set_start = len(self.runner.results)
         round_no = plan.first_round
         done = 0
         stopped = "rounds"
@@ -211,18 +211,20 @@ class Rounds:
 
     def _duet_round(self, sessions: list[Session], lives: dict[str, Live], failures: dict[str, LaunchFailed],
                     baseline: str, budget: Budget) -> None:
-        """Every pair of stacks loaded at the same time, once per round, in a fresh random order.
+        """Pairs of stacks loaded at the same time, in a fresh random order: every pair up to five
+        stacks, two cycles beyond (plan/duet_design.py).
 
         Pairing each stack only with the baseline loaded the baseline in every window and the others
         in one: their histories differed, and so did their speed (A2/A ran 2% above 1 in a launch's
-        first round and 3% below in its second, which no randomization of order could cancel). With
-        every pair, each stack is loaded in k-1 of the round's windows and A and A2 are exchangeable;
-        the ratios to the baseline come from all of the round's pairs by least squares
-        (`analyze.duet`), which is as precise per window as the star was.
+        first round and 3% below in its second, which no randomization of order could cancel). In
+        both designs every stack is loaded in as many of the round's windows as every other, and A
+        and A2 are exchangeable; the ratios to the baseline come from all of the round's pairs by
+        least squares (`analyze.duet`).
         """
         assert any(s.label == baseline for s in sessions), "execute refuses a duet without its baseline"
-        pairs = [(first, second, i) for first, second in combinations(sessions, 2)
-                 for i in range(len(first.trials))]
+        by_label = {s.label: s for s in sessions}
+        chosen = duet_pairs(list(by_label), self._provisional_levels(), self.rng)
+        pairs = [(by_label[a], by_label[b], i) for a, b in chosen for i in range(len(by_label[a].trials))]
         self.rng.shuffle(pairs)
         for first, second, i in pairs:
             if not budget.allows(0.0):
@@ -238,6 +240,15 @@ class Rounds:
                 self.runner.fail((mine, theirs), failed)
                 continue
             self.duet_window(live, mine, partner, theirs, workload)
+
+    def _provisional_levels(self) -> dict[str, float]:
+        """Each stack's mean log req/s over its valid duet windows of this set so far: the order
+        the next round's neighbours are read from (partners vary at random, so it is rough)."""
+        logs: dict[str, list[float]] = {}
+        for trial in self.runner.results[self._set_start:]:
+            if trial.valid and trial.spec.partner and trial.load is not None and trial.load.rps > 0:
+                logs.setdefault(trial.spec.label, []).append(math.log(trial.load.rps))
+        return {label: sum(values) / len(values) for label, values in logs.items()}
 
     def duet_window(self, live: Live, spec: TrialSpec, partner: Live, partner_spec: TrialSpec,
                     workload: Workload) -> None:
@@ -343,9 +354,11 @@ def _rounds_to_count(done: int, planned: int) -> int:
 
 
 def _windows_recorded(sessions: list[Session], method: str) -> int:
-    """Trial records a round adds: one per window, or two per duet window (every pair of stacks)."""
-    per_stack = sum(len(s.trials) for s in sessions)
-    return per_stack * (len(sessions) - 1) if method == "duet" else per_stack
+    """Trial records a round adds: one per window, or two per duet window (each side's)."""
+    trials = sum(len(s.trials) for s in sessions)
+    if method != "duet" or not sessions:
+        return trials
+    return 2 * duet_windows(len(sessions)) * (trials // len(sessions))
 
 
 def _any_right_answer(sessions: Sequence[Session], lives: dict[str, Live]) -> bool:

@@ -1,1 +1,1 @@
-"""plan: see the package layout in README.md."""
+"""plan: see the package layout in docs/layout.md."""

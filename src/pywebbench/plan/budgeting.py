@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, replace
 
 from pywebbench.errors import UserError
+from pywebbench.plan.duet_design import duet_windows
 from pywebbench.plan.interval_rule import POOLED_LAUNCHES, launches_needed
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan
@@ -124,10 +125,10 @@ def refuse_small_budget(options: RunOptions, *, sizing_rounds: int) -> None:
 
 
 def windows_per_round(method: str, trials: int, stacks: int) -> int:
-    """Windows one round takes: a window per trial, or in a duet one per pair of stacks and
-    workload (both sides loaded in the same window), k(k-1)/2 of them per workload."""
+    """Windows one round takes: a window per trial, or in a duet one per pair it loads and
+    workload (both sides in the same window; plan/duet_design.py)."""
     if method == "duet":
-        return max(1, trials * (stacks - 1) // 2)
+        return max(1, duet_windows(stacks) * (trials // max(1, stacks)))
     return max(1, trials)
 
 

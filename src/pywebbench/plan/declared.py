@@ -168,7 +168,8 @@ OPTIONS: tuple[Option, ...] = (
     O("equivalence", "--equivalence", "ranking neighbours within ±PCT of each other are 'equivalent' (two "
       "one-sided tests; {default})", fraction, metavar="PCT"),
     O("method", "--method", "interleaved ({default}): live servers, short windows in a fresh random order per round, "
-      "paired ratios; duet: every pair of stacks (at most 5) loaded at once each round (CPU-bound comparisons); "
+      "paired ratios; duet: two stacks at once on the same CPUs, every pair each round up to 5 stacks, each "
+      "beside its neighbours and a random partner beyond (CPU-bound comparisons); "
       "restart: a server start, warmup and one window per trial (the seeds' method)", choices=METHODS),
     O("timeout_s", "--timeout", "seconds before the generator gives up on a request ({default})", float),
     O("keepalive", "--no-keepalive", "close each connection after one request", kind=Kind.OFF, commands=RUN_LIKE),

@@ -28,7 +28,8 @@ AGGREGATIONS = ("median", "best", "mean")
 METHODS = ("interleaved", "duet", "restart")
 ALLOCATIONS = ("even", "adaptive")
 """interleaved: live servers, short windows cycled in a fresh random order per round (the
-default); duet: every pair of stacks loaded at once each round on the same CPUs, equal CPU shares;
+default); duet: two stacks loaded at once on the same CPUs with equal CPU shares, every pair each
+round up to five stacks, two cycles through them beyond (plan/duet_design.py);
 restart: a server start, warmup and one window per trial (the seeds' own method)."""
 TOPOLOGIES = ("direct", "nginx", "netns")
 """direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""

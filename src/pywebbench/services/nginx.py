@@ -36,10 +36,6 @@ class NginxInfo:
     def static_url(self) -> str:
         return f"http://{self.host}:{self.port}{STATIC_PATH}"
 
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
 
 class NginxService(Service[NginxInfo]):
     """`with NginxService(work_dir, static_body=b"...", upstream_port=app_port) as nginx:`."""

@@ -1,1 +1,1 @@
-"""stage: see the package layout in README.md."""
+"""stage: see the package layout in docs/layout.md."""

@@ -16,7 +16,6 @@ deleted too).
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 import signal
@@ -275,7 +274,3 @@ def _wait_port(address: str, port: int, timeout_s: float = 10.0) -> None:
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"sshd on {address}:{port} did not come up")
-
-
-def in_subnet(address: str, subnet: str) -> bool:
-    return ipaddress.ip_address(address) in ipaddress.ip_network(f"{subnet}.0/24")

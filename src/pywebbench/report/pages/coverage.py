@@ -20,12 +20,9 @@ def _cell(cell: dict[str, Any]) -> str:
     return f"{coverage:.1%} ±{cell['median_half_width']:.0%}{mark}"
 
 
-def section(results: Path) -> str:
-    path = results / "coverage" / "coverage.json"
-    if not path.exists():
-        return "No coverage grid committed yet (`scripts/coverage`)."
-    data = json.loads(path.read_text())
-    cells = data["cells"]
+def _grid(cells: list[dict[str, Any]]) -> tuple[list[str], list[float]]:
+    """The table of cells (a row per launches x rounds, a column per stack count), and each
+    cell's coverage where it gave intervals."""
     stacks = sorted({c["stacks"] for c in cells})
     shapes = sorted({(c["launches"], c["rounds"]) for c in cells})
     by = {(c["launches"], c["rounds"], c["stacks"]): c for c in cells}
@@ -34,7 +31,46 @@ def section(results: Path) -> str:
     for launches, rounds in shapes:
         lines.append(f"| {launches} x {rounds} | "
                      + " | ".join(_cell(by[(launches, rounds, s)]) for s in stacks) + " |")
-    rated = [c["covered"] / c["intervals"] for c in cells if c["intervals"]]
+    return lines, [c["covered"] / c["intervals"] for c in cells if c["intervals"]]
+
+
+def duet_section(results: Path) -> str:
+    """The duet designs' coverage per shape, from docs/results/coverage/duet.json."""
+    path = results / "coverage" / "duet.json"
+    if not path.exists():
+        return "No simulation of duet runs committed yet (`scripts/coverage`)."
+    data = json.loads(path.read_text())
+    cells = data["cells"]
+    lines, rated = _grid(cells)
+    inside = sum(LOW <= c <= HIGH for c in rated)
+    noise = data["noise"]
+    return f"""\
+`--method duet` loads two stacks at once on the same CPUs: every pair each round up to five
+stacks, and beyond that two cycles through them, 2k windows a round (`plan/duet_design.py`:
+each stack beside its neighbours in the order the rounds so far give, and beside the stacks of
+a random cycle drawn afresh each round). Each cell simulates {min(c["runs"] for c in cells):,}-{max(c["runs"] for c in cells):,}
+duet runs of known truth with the harness's own design, least-squares fit and intervals
+(`analyze/duet_coverage.py`): a side's noise of {noise["side_sd"]:.1%} (Student-t tails, {noise["tail_df"]:g} df,
+stacks noisier than others as above, an outlier side in {1 / noise["outlier_rate"]:.0f} cut to
+{noise["outlier_factor"]:.0%}), a launch effect of {noise["launch_sd"]:.0%}, the run's own offset per stack of
+{noise["run_sd"]:.2%} that the intervals' run term covers, and a host speed of {noise["machine_sd"]:.0%} per window
+shared by both sides. These follow the committed duet calibrations (below), which measured
+pairs of one stack with itself; stacks unlike each other may share a CPU less evenly, which
+only a run of them can show.
+
+{chr(10).join(lines)}
+
+{inside} of {len(rated)} cells cover between {LOW:.0%} and {HIGH:.0%} (lowest {min(rated):.1%},
+highest {max(rated):.1%})."""
+
+
+def section(results: Path) -> str:
+    path = results / "coverage" / "coverage.json"
+    if not path.exists():
+        return "No coverage grid committed yet (`scripts/coverage`)."
+    data = json.loads(path.read_text())
+    cells = data["cells"]
+    lines, rated = _grid(cells)
     inside = sum(LOW <= c <= HIGH for c in rated)
     noise = data["noise"]
     return f"""\

@@ -171,6 +171,12 @@ def render(results: Path) -> str:
 
 {coverage.allocation_section(results)}
 
+### Duet designs, up to the whole catalog
+
+`python -m pywebbench.analyze.duet_coverage docs/results/coverage/duet.json` (in `scripts/coverage`)
+
+{coverage.duet_section(results)}
+
 ### Seed 003, re-derived
 
 {rederived.section(results)}

@@ -1,0 +1,125 @@
+"""Duet runs of known truth, simulated: how often their intervals labelled 95% cover it.
+
+A simulated duet run has S stacks (the first is the baseline) in L launches of R rounds. Each
+round loads the pairs plan/duet_design.py chooses, from the levels read off the rounds before
+it, as the harness does. A pair window gives each side
+
+    log x = mu_s + a_sl + b_s + c_w + e_sw (+ log f with probability p: an outlier side)
+
+with a_sl the stack's launch effect, b_s the run's own offset for the stack (sd DUET_RUN_SD:
+which side a lane or a CPU favoured all run long, the term the intervals add and one run
+cannot show), c_w the host's speed in that window (shared by both sides, so it cancels in the
+ratio), e_sw the side's noise (Student's t, heavy tails, sd side_sd x the stack's scale; scales
+lognormal, a few stacks three times noisier). Each round's ratios to the baseline come from
+analyze/duet.py's least squares, the intervals from analyze/moderation.py with the run term,
+as the report computes them. Defaults follow the committed duet calibrations: round sd
+1-3%, launch sd 0-2.6% (docs/method.md).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from pywebbench.analyze.coverage import Cell, Shape, write_record
+from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD, round_levels
+from pywebbench.analyze.moderation import moderated_intervals, satterthwaite_df, t_quantile
+from pywebbench.plan.duet_design import duet_pairs
+
+_Array = np.ndarray[Any, Any]
+
+
+@dataclass(frozen=True)
+class DuetNoise:
+    side_sd: float = 0.015
+    launch_sd: float = 0.01
+    run_sd: float = DUET_RUN_SD
+    machine_sd: float = 0.10
+    stack_spread: float = 0.4
+    noisy_share: float = 0.1
+    tail_df: float = 4.0
+    outlier_rate: float = 0.02
+    outlier_factor: float = 0.8
+
+
+def simulate_run(shape: Shape, noise: DuetNoise, rng: np.random.Generator) -> tuple[_Array, _Array]:
+    """One run's round log ratios to the baseline (stacks - 1, launches, rounds) and their truths."""
+    s = shape.stacks
+    labels = [str(i) for i in range(s)]
+    scale = np.exp(rng.normal(0.0, noise.stack_spread, s)) * np.where(rng.random(s) < noise.noisy_share, 3.0, 1.0)
+    mu = rng.normal(0.0, 0.5, s)
+    offset = rng.normal(0.0, noise.run_sd, s)
+    launch = rng.normal(0.0, noise.launch_sd, (s, shape.launches)) * scale[:, None]
+    design_rng = random.Random(int(rng.integers(2**32)))
+    sums, counts = np.zeros(s), np.zeros(s)
+    logs = np.full((s - 1, shape.launches, shape.rounds), np.nan)
+    tail_scale = math.sqrt(noise.tail_df / (noise.tail_df - 2.0))
+    for l in range(shape.launches):
+        for r in range(shape.rounds):
+            levels = {labels[i]: sums[i] / counts[i] for i in range(s) if counts[i]}
+            pairs = [(int(a), int(b)) for a, b in duet_pairs(labels, levels, design_rng)]
+            sides = np.array(pairs)
+            shared = rng.normal(0.0, noise.machine_sd, (len(pairs), 1))
+            own = rng.standard_t(noise.tail_df, sides.shape) / tail_scale * noise.side_sd * scale[sides]
+            outliers = np.where(rng.random(sides.shape) < noise.outlier_rate, math.log(noise.outlier_factor), 0.0)
+            values = mu[sides] + launch[sides, l] + offset[sides] + shared + own + outliers
+            np.add.at(sums, sides.ravel(), values.ravel())
+            np.add.at(counts, sides.ravel(), 1.0)
+            fitted = round_levels([{labels[a]: math.exp(va), labels[b]: math.exp(vb)}
+                                   for (a, b), (va, vb) in zip(pairs, values.tolist(), strict=True)], labels[0])
+            for i in range(1, s):
+                if labels[i] in fitted:
+                    logs[i - 1, l, r] = fitted[labels[i]]
+    return logs, mu[1:] - mu[0]
+
+
+def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | None = None, seed: int = 0,
+                  confidence: float = 0.95) -> Cell:
+    """How often the duet intervals of simulated runs of this shape cover their truth."""
+    count = runs if runs is not None else max(100, math.ceil(3000 / (shape.stacks - 1)))
+    rng = np.random.default_rng(seed)
+    made = [simulate_run(shape, noise, rng) for _ in range(count)]
+    logs, truth = np.stack([m[0] for m in made]), np.stack([m[1] for m in made])
+    bounds, _, _ = moderated_intervals(logs, confidence)
+    intervals = covered = 0
+    halves: list[float] = []
+    for index in zip(*np.nonzero(np.isfinite(bounds.half)), strict=True):
+        own, df = float(bounds.se[index]) ** 2, float(bounds.df[index])
+        # with_run_term, as the report widens every duet interval
+        half = t_quantile(satterthwaite_df((own, df), (noise.run_sd ** 2, DUET_RUN_DF)), confidence) \
+            * math.sqrt(own + DUET_RUN_SD ** 2)
+        intervals += 1
+        covered += abs(float(bounds.centre[index]) - float(truth[index])) <= half
+        halves.append(math.expm1(half))
+    return Cell(shape, count, intervals, covered, int(truth.size) - intervals,
+                float(np.median(halves)) if halves else None)
+
+
+GRID_LAUNCHES = (2, 3, 4, 6)
+GRID_ROUNDS = (1, 2, 3)
+GRID_STACKS = (3, 5, 6, 14, 26, 127)
+
+
+def grid_record(noise: DuetNoise = DuetNoise(), *, seed: int = 0) -> dict[str, object]:
+    """The duet grid as the JSON scripts/coverage commits (schema 1) and docs/method.md renders."""
+    shapes = [Shape(l, r, s) for l in GRID_LAUNCHES for r in GRID_ROUNDS for s in GRID_STACKS]
+    cells = [simulate_cell(shape, noise, seed=seed + i) for i, shape in enumerate(shapes)]
+    return {
+        "schema": 1, "seed": seed, "noise": asdict(noise), "confidence": 0.95, "design": "plan/duet_design.py",
+        "cells": [{"launches": c.shape.launches, "rounds": c.shape.rounds, "stacks": c.shape.stacks,
+                   "runs": c.runs, "intervals": c.intervals, "covered": c.covered, "without": c.without,
+                   "median_half_width": c.median_half_width} for c in cells],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m pywebbench.analyze.duet_coverage OUT.json: the duet grid (a few minutes here)."""
+    return write_record(argv, "pywebbench.analyze.duet_coverage", grid_record)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
