@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from pywebbench.analyze.rows import Row
+from pywebbench.plan.duet_design import COMPLETE_UP_TO
 from pywebbench.plan.knobs import cpus_label, knob_labels
 from pywebbench.results.model import ResultSet, StackInfo, TrialSpec
 
@@ -159,7 +160,10 @@ def method_note(rows: list[Row]) -> str:
             "the one below, != different, ~= equivalent (two one-sided tests within the run's --equivalence "
             "margin), ? unresolved.")
     if method == "duet":
-        text += (" Duet: every pair of stacks was loaded at the same time once a round, on the same CPUs "
+        design = ("every pair of stacks was loaded at the same time once a round" if len({r.label for r in rows})
+                  <= COMPLETE_UP_TO else "two stacks at a time, each beside its neighbours in the order the "
+                  "rounds before gave and beside a random cycle's (two cycles a round, each stack in four windows)")
+        text += (f" Duet: {design}, on the same CPUs "
                  "with equal CPU shares, and each ratio to the baseline is the least-squares fit to all of "
                  "the round's pairs; it is relative efficiency under a shared CPU and answers CPU-bound "
                  "comparisons, not stacks limited by waiting (a database behind few workers).")

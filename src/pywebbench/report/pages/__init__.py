@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pywebbench.errors import UserError
 from pywebbench.plan.declared import reference_table
-from pywebbench.report.pages import gate_series, method, seeds
+from pywebbench.report.pages import gate_series, method, readme_tuning, seeds
 
 PAGES: dict[str, Callable[[Path], str]] = {
     "method.md": method.render,
@@ -23,7 +23,8 @@ PAGES: dict[str, Callable[[Path], str]] = {
 """docs/<name> -> its renderer, given docs/results."""
 
 REGIONS: dict[str, dict[str, Callable[[Path], str]]] = {
-    "README.md": {"seeds-table": seeds.readme_seeds_table, "calibration-summary": method.readme_calibration},
+    "README.md": {"tuning-example": readme_tuning.section, "seeds-table": seeds.readme_seeds_table,
+                  "calibration-summary": method.readme_calibration},
     "docs/reference.md": {"options-table": lambda results: reference_table()},
     "docs/ci-recipe.md": {"gate-series": gate_series.section},
 }
