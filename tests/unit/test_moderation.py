@@ -12,6 +12,7 @@ from scipy.special import stdtrit
 from pywebbench.analyze.coverage import Noise, Shape, simulate_cell, simulate_logs
 from pywebbench.analyze.moderation import Prior, estimate_priors, launch_intervals, moderated_intervals
 from pywebbench.analyze.paired import Observation, ratio_interval, table_intervals, why_no_interval
+from pywebbench.analyze.pairing import Paired, moderated_table
 from pywebbench.plan.interval_rule import launches_needed, why_none
 
 
@@ -132,3 +133,14 @@ def test_launch_intervals_broadcast_a_prior_but_give_one_launch_none() -> None:
     lent = launch_intervals(logs, 0.01, 10.0)
     assert not math.isfinite(float(lent.half[0]))
     assert math.isfinite(float(lent.half[1])) and float(lent.df[1]) == pytest.approx(11.0)
+
+
+def test_a_one_launch_table_says_how_many_launches_its_size_needs() -> None:
+    """One launch gives no spread to lend, but a table of three or more ratios will lend one at
+    two launches: its rows say "needs 2 launches"; a table of two ratios "needs 3"."""
+    def table(count: int) -> dict[str, Paired]:
+        return {f"s{i}": Paired(tuple(_obs([[1.0 + 0.1 * i, 1.02 + 0.1 * i]])), None, None, None)
+                for i in range(count)}
+
+    assert {p.why_none for p in moderated_table(table(4))[0].values()} == {"needs 2 launches"}
+    assert {p.why_none for p in moderated_table(table(2))[0].values()} == {"needs 3 launches"}

@@ -21,7 +21,7 @@ from pywebbench.analyze.paired import (
 )
 from pywebbench.analyze.moderation import NO_PRIOR, Prior
 from pywebbench.measure.checks import neighbours_busy
-from pywebbench.plan.interval_rule import why_none
+from pywebbench.plan.interval_rule import SPREADS_TO_POOL, why_none
 from pywebbench.results.model import TrialResult
 
 
@@ -110,12 +110,14 @@ def moderated_table(table: dict[str, Paired]) -> tuple[dict[str, Paired], Prior]
     rps, prior = table_intervals({label: p.ratios for label, p in rated.items()})
     cpu, _ = table_intervals({label: p.cpu_ratios for label, p in rated.items()})
     out = dict(table)
+    # A table of enough ratios lends a spread once it has two launches: one launch "needs 2", not 3.
+    lends = prior.df > 0 or len(rated) >= SPREADS_TO_POOL
     for label, p in rated.items():
         widen = with_duet_term if p.duet else _same
         rps_interval, cpu_interval = widen(rps[label]), widen(cpu[label])
         centre = p.cpu_center if cpu_interval is None else cpu_interval.center
         out[label] = Paired(p.ratios, rps_interval, cpu_interval, centre, p.cpu_ratios,
-                            None if rps_interval else why_none(launches_of(p.ratios), prior.df > 0), p.duet)
+                            None if rps_interval else why_none(launches_of(p.ratios), lends), p.duet)
     return out, prior
 
 

@@ -186,23 +186,30 @@ def cpu_section(preset: Preset, summary: Summary, why: str) -> str:
 # --- a preset's whole section ----------------------------------------------------------------------
 
 
-def our_ranking(summary: Summary, workload: str) -> str:
-    """Our order on one workload (paired rows only), each row against the next: different,
-    equivalent within the run's margin, or unresolved; "tied" is no longer both of the last two."""
+def our_ranking(summary: Summary, workload: str, preset: Preset | None = None) -> str:
+    """Our order on one workload (paired rows only), one ranking per setting (a preset's grid
+    point: rows of different settings were measured in different sets), each row against the
+    next: different, equivalent within the run's margin, or unresolved."""
     rows = [r for r in summary.rows if r.spec.workload == workload and r.method != "restart" and r.ratio is not None]
-    if len(rows) < 2:
-        return ""
-    lines = ["Our ranking, each stack against the next one down (different: the paired interval "
-             "excludes 1; equivalent: within the run's `--equivalence` margin by two one-sided tests; "
-             "unresolved: neither):", "", "| # | Stack | Our ratio [95%] | Against the next |", "|---:|---|---|---|"]
-    for i, row in enumerate(sorted(rows, key=lambda r: -(r.ratio or 0.0)), start=1):
-        interval = f" [{row.ratio_ci[0]:.2f}, {row.ratio_ci[1]:.2f}]" if row.ratio_ci else \
-            f" ({row.interval_note})" if row.interval_note else ""
-        lines.append(f"| {i} | {code(row.label)} | {row.ratio:.2f}{interval} | {row.next_verdict or ''} |")
-    counts = Counter(r.next_verdict for r in rows if r.next_verdict)
-    lines += ["", "Adjacent pairs: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in
-                                                  ("different", "equivalent", "unresolved")) + "."]
-    return "\n".join(lines)
+    cells = list(dict.fromkeys(r.spec.cell for r in rows))
+    parts = []
+    for cell in cells:
+        here = [r for r in rows if r.spec.cell == cell]
+        if len(here) < 2:
+            continue
+        point = f" at {point_of_row(here[0], preset)}" if preset is not None and preset.grid and len(cells) > 1 else ""
+        lines = [f"Our ranking{point}, each stack against the next one down (different: the paired interval "
+                 "excludes 1; equivalent: within the run's `--equivalence` margin by two one-sided tests; "
+                 "unresolved: neither):", "", "| # | Stack | Our ratio [95%] | Against the next |", "|---:|---|---|---|"]
+        for i, row in enumerate(sorted(here, key=lambda r: -(r.ratio or 0.0)), start=1):
+            interval = f" [{row.ratio_ci[0]:.2f}, {row.ratio_ci[1]:.2f}]" if row.ratio_ci else \
+                f" ({row.interval_note})" if row.interval_note else ""
+            lines.append(f"| {i} | {code(row.label)} | {row.ratio:.2f}{interval} | {row.next_verdict or ''} |")
+        counts = Counter(r.next_verdict for r in here if r.next_verdict)
+        lines += ["", "Adjacent pairs: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in
+                                                      ("different", "equivalent", "unresolved")) + "."]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
 
 
 def measured(results_dir: Path, preset: str, baseline: str) -> tuple[ResultSet, Summary] | None:
@@ -225,7 +232,7 @@ def preset_section(results_dir: Path, name: str, baseline: str, why_cpu: str, le
         parts.append(throughput_table(preset, summary, baseline, workload))
         if summary is not None and (said := sentences(preset, summary, baseline, workload)):
             parts.append(said)
-        if summary is not None and (ours := our_ranking(summary, workload)):
+        if summary is not None and (ours := our_ranking(summary, workload, preset)):
             parts.append(ours)
     if claims := claims_section(preset, results, summary):
         parts += [f"{hashes}# What the seed said", claims]
