@@ -159,7 +159,8 @@ def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tu
         outcome = rounds.run(RoundPlan(
             sessions=sessions, first_round=start_round, max_rounds=options.max_rounds, too_wide=too_wide,
             min_rounds=options.rounds if min_rounds is None else min_rounds, baseline=baseline,
-            budget=budget.share(len(points) - index), adaptive=options.allocation == "adaptive"))
+            budget=budget.share(len(points) - index), adaptive=options.allocation == "adaptive",
+            block=options.launch_block))
         most = max(most, outcome.rounds)
         where = f" at {point_label(point)}" if point else ""
         on_note(f"{outcome.rounds} rounds in {outcome.launches} launch(es){where}; stopped: {outcome.stopped}")

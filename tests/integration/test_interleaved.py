@@ -104,6 +104,23 @@ def test_a_duet_of_six_stacks_loads_two_cycles_a_round_and_rates_every_stack(tmp
     assert all(rows[s].ratio is not None and rows[s].ratio > 0 for s in stacks[1:]), rows
 
 
+def test_launch_blocks_start_one_stack_beside_the_baseline_per_launch(tmp_path: Path) -> None:
+    done = pywebbench("run", *THREE, *SHORT, "--launch-block", "1", "--repeats", "2", "--rounds-per-launch", "1",
+                      "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = load_results(tmp_path)
+    base = "flask:gunicorn-sync"
+    by_launch: dict[int, set[str]] = {}
+    for t in results.trials:
+        by_launch.setdefault(t.spec.launch or 0, set()).add(t.spec.stack_id)
+    # two cycles of two launches, each starting one stack and the baseline
+    assert len(by_launch) == 4 and all(len(seen) == 2 and base in seen for seen in by_launch.values())
+    counts = Counter(t.spec.stack_id for t in results.trials)
+    assert counts[base] == 4 and counts["falcon:gunicorn-sync"] == counts["starlette:uvicorn"] == 2
+    rows = {r.label: r for r in summarize(results).rows}
+    assert rows["starlette:uvicorn"].ratio is not None and rows["falcon:gunicorn-sync"].ratio is not None
+
+
 def test_calibrate_refuses_a_budget_that_buys_no_interval_before_anything_starts(tmp_path: Path) -> None:
     done = pywebbench("calibrate", "--budget", "40s", "--duration", "1", "--out", str(tmp_path))
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr[-2000:]

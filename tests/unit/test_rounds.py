@@ -49,10 +49,11 @@ class _Setup:
         self.settles.append((request.url, seconds))
 
     def plan(self, *, min_rounds: int = 3, max_rounds: int = 50, too_wide: object = None,
-             budget: Budget = Budget(None), method: str = "interleaved", names: tuple[str, ...] = NAMES) -> RoundPlan:
+             budget: Budget = Budget(None), method: str = "interleaved", names: tuple[str, ...] = NAMES,
+             block: int | None = None) -> RoundPlan:
         return RoundPlan(sessions=lambda r: _sessions(r, method, names), first_round=1, min_rounds=min_rounds,
                          max_rounds=max_rounds, too_wide=too_wide,  # type: ignore[arg-type]
-                         budget=budget, baseline=stdlib_stack("ok", "one").id)
+                         budget=budget, baseline=stdlib_stack("ok", "one").id, block=block)
 
     def close(self) -> None:
         self.writer.finish("complete")
@@ -178,6 +179,27 @@ def test_a_duet_of_seven_stacks_loads_two_cycles_a_round_each_stack_in_four_wind
                     reached.add(other)
                     todo.append(other)
         assert len(reached) == 7
+
+
+def test_launch_blocks_start_a_few_stacks_and_the_baseline_and_cycle_until_each_had_its_rounds(tmp_path: Path) -> None:
+    names = ("one", "two", "three", "four", "five", "six", "seven")
+    setup = _Setup(tmp_path)
+    outcome = setup.rounds.run(setup.plan(min_rounds=2, names=names, block=2))
+    setup.close()
+    trials = load_results(tmp_path).trials
+    baseline = stdlib_stack("ok", "one").id
+    # Six stacks in blocks of two: a cycle of three launches of two rounds, each launch starting
+    # its block and the baseline only; every stack had its two rounds, the baseline six.
+    assert outcome.launches == 3 and outcome.rounds == 2
+    per_round: dict[int, set[str]] = {}
+    for t in trials:
+        per_round.setdefault(t.spec.round, set()).add(t.spec.stack_id)
+    assert len(per_round) == 6 and all(len(seen) == 3 and baseline in seen for seen in per_round.values())
+    counts = Counter(t.spec.stack_id for t in trials)
+    assert counts[baseline] == 6 and {n for s, n in counts.items() if s != baseline} == {2}
+    assert {t.spec.launch for t in trials if t.spec.stack_id != baseline} == {1, 2, 3}
+    for launch in (1, 2, 3):  # a block's stacks share their launch: no stack in two blocks of a cycle
+        assert len({t.spec.stack_id for t in trials if t.spec.launch == launch}) == 3
 
 
 def _sessions_of(modes: dict[str, str], round_no: int) -> tuple[Session, ...]:

@@ -45,6 +45,8 @@ class RoundPlan:
     """The stack every ratio is to; a duet needs it in the set (its ratios come from all pairs)."""
     adaptive: bool = False
     """After the pilot (min_rounds) a launch starts only too_wide's stacks and the baseline."""
+    block: int | None = None
+    """Stacks a launch starts besides the baseline, cycling through blocks (None: every one)."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import math
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
@@ -53,11 +54,14 @@ class Rounds:
         self._launch_seconds: list[float] = []
         self.isolation = Isolation(runner.ledger, on_note)
         self._set_start = 0
+        self._blocks: list[set[str]] = []
+        self._rounds_of: Counter[str] = Counter()
 
     def run(self, plan: RoundPlan) -> SetOutcome:
         results_before = self._set_start = len(self.runner.results)
+        self._blocks, self._rounds_of = [], Counter()
         round_no = plan.first_round
-        done = 0
+        done = rounds_run = 0
         stopped = "rounds"
         lives: dict[str, Live] = {}
         failures: dict[str, LaunchFailed] = {}
@@ -67,13 +71,14 @@ class Rounds:
         with ExitStack() as launch_stack:
             while True:
                 relaunch = in_launch == 0 or in_launch >= self.rounds_per_launch
-                why, wide = self._why_stop(plan, done, relaunch, results_before)
+                why, wide = self._why_stop(plan, done, rounds_run, relaunch, results_before)
                 if why is not None:
                     stopped = why
                     break
-                if relaunch and plan.adaptive and wide is not None:
-                    measuring = self._still_open(plan, wide, measuring)
-                sessions = [s for s in plan.sessions(round_no) if measuring is None or s.label in measuring]
+                if relaunch:
+                    measuring = self._measuring(plan, wide, measuring)
+                everyone = plan.sessions(round_no)
+                sessions = [s for s in everyone if measuring is None or s.label in measuring]
                 if not sessions:
                     break
                 if relaunch:
@@ -92,7 +97,9 @@ class Rounds:
                         stopped = self._record_unloaded(sessions, lives, failures)
                         break
                 # The planned rounds counted at once (the total restarted each round), then each added one.
-                self.runner.expect(_windows_recorded(sessions, self.method) * _rounds_to_count(done, plan.min_rounds))
+                if rounds_run == 0 or done >= plan.min_rounds:
+                    self.runner.expect(_windows_recorded(list(everyone) if rounds_run == 0 else sessions, self.method)
+                                       * (max(1, plan.min_rounds) if rounds_run == 0 else 1))
                 started = time.monotonic()
                 if self.method == "duet":
                     self._duet_round(sessions, lives, failures, plan.baseline, plan.budget)
@@ -100,14 +107,17 @@ class Rounds:
                     self._interleaved_round(sessions, lives, failures, plan.budget)
                 self._round_seconds.append(time.monotonic() - started)
                 in_launch += 1
-                done += 1
+                rounds_run += 1
+                self._rounds_of.update({s.label for s in sessions})
+                # Under launch blocks a round counts once every stack has had it (a cycle's end).
+                done = min(self._rounds_of[s.label] for s in everyone) if plan.block is not None else rounds_run
                 round_no += 1
         self.runner.reset_pool()
         if (said := self.isolation.summary()) is not None:
             self.on_note(said)
         return SetOutcome(done, launches, stopped)
 
-    def _why_stop(self, plan: RoundPlan, done: int, relaunch: bool,
+    def _why_stop(self, plan: RoundPlan, done: int, rounds_run: int, relaunch: bool,
                   results_before: int) -> tuple[str | None, Sequence[str] | None]:
         """Why no round follows (max-rounds, budget, the precision met, or the planned rounds
         done), else None; and the labels still wider than asked when the rule was asked."""
@@ -115,7 +125,7 @@ class Rounds:
             return "max-rounds", None
         # Only the first round runs whatever the budget says (it gives the estimate); its
         # windows stop at the deadline too, so a run ends within its budget plus one window.
-        if done >= 1 and not plan.budget.allows(self._round_estimate(relaunch)):
+        if rounds_run >= 1 and not plan.budget.allows(self._round_estimate(relaunch)):
             return "budget", None
         if done < plan.min_rounds:
             return None, None
@@ -123,6 +133,26 @@ class Rounds:
             return ("rounds" if plan.budget.deadline is None else None), None
         wide = plan.too_wide(self.runner.results[results_before:])
         return (None if wide else "precision"), wide
+
+    def _measuring(self, plan: RoundPlan, wide: Sequence[str] | None, measuring: set[str] | None) -> set[str] | None:
+        """The labels the next launch starts (None: every one): its block, or under adaptive
+        allocation the stacks still open, or the same as before."""
+        if plan.block is not None:
+            return self._next_block(plan)
+        if plan.adaptive and wide is not None:
+            return self._still_open(plan, wide, measuring)
+        return measuring
+
+    def _next_block(self, plan: RoundPlan) -> set[str]:
+        """The next block of at most plan.block stacks, and the baseline. A cycle's blocks are
+        drawn afresh (a random partition into blocks of near-equal size), so each stack's
+        companions change from cycle to cycle."""
+        if not self._blocks:
+            others = sorted({s.label for s in plan.sessions(plan.first_round)} - {plan.baseline})
+            self.rng.shuffle(others)
+            count = max(1, math.ceil(len(others) / max(1, plan.block or 1)))
+            self._blocks = [set(others[i::count]) for i in range(count)]
+        return {plan.baseline, *self._blocks.pop(0)}
 
     def _still_open(self, plan: RoundPlan, wide: Sequence[str], measuring: set[str] | None) -> set[str]:
         """The stacks the next launch measures: those still wider than asked, and the baseline."""
@@ -346,11 +376,6 @@ class Rounds:
         result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)
                          + instrument_check("#DB sampler", peak.error if peak is not None else None))
         runner.record(result)
-
-
-def _rounds_to_count(done: int, planned: int) -> int:
-    """Rounds a round adds to the progress total: all the planned ones with the first, one past them."""
-    return max(1, planned) if done == 0 else int(done >= planned)
 
 
 def _windows_recorded(sessions: list[Session], method: str) -> int:

@@ -163,6 +163,9 @@ OPTIONS: tuple[Option, ...] = (
       "after the --repeats pilot, each launch measures only the stacks still wider than --precision, and the "
       "baseline", choices=ALLOCATIONS,
       commands=frozenset({Command.RUN, Command.SWEEP})),
+    O("launch_block", "--launch-block", "start at most N stacks and the baseline per launch, the launches cycling "
+      "through blocks drawn afresh each cycle (a run of many stacks: fewer idle servers beside each window)",
+      positive_int, metavar="N", commands=frozenset({Command.RUN, Command.SWEEP})),
     O("budget_s", "--budget", "wall-time budget, e.g. 10m: kept to within one window; the plan says what it buys",
       duration),
     O("equivalence", "--equivalence", "ranking neighbours within ±PCT of each other are 'equivalent' (two "

@@ -120,6 +120,11 @@ class RunOptions:
     allocation: str = "even"
     """even: every stack in every round; adaptive: after the --repeats pilot, each launch measures
     only the stacks still wider than --precision, and the baseline (analyze/allocation.py)."""
+    launch_block: int | None = None
+    """Stacks a launch starts besides the baseline (None: every stack in every launch). The
+    launches cycle through blocks drawn afresh each cycle, so the servers left idle on the stack
+    CPUs are few (each costs a little CPU: 127 of them would shape every window) and every ratio is
+    still paired with the baseline in its own rounds."""
     rate: float | None = None
     """Open loop: offered requests per second (oha; vegeta for a mix of several requests); None = closed loop."""
     workers_per_cpu: int | None = None
@@ -220,6 +225,9 @@ class RunOptions:
         if self.allocation == "adaptive" and (self.precision is None or self.method != "interleaved"):
             raise UserError("--allocation adaptive spends the rounds on the stacks still wider than --precision: "
                             "it needs --precision and --method interleaved")
+        if self.launch_block is not None and (self.method == "restart" or self.allocation == "adaptive"):
+            raise UserError("--launch-block cycles the launches of live servers through blocks of stacks: it needs "
+                            "--method interleaved or duet, and --allocation even")
         if self.settle_s < 0:
             raise UserError(f"--settle must be zero or positive, got {self.settle_s}")
         if self.rounds_per_launch <= 0:
