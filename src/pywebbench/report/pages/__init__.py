@@ -13,10 +13,11 @@ from pathlib import Path
 
 from pywebbench.errors import UserError
 from pywebbench.plan.declared import reference_table
-from pywebbench.report.pages import gate_series, method, readme_tuning, seeds
+from pywebbench.report.pages import gate_series, method, rankings, readme_tuning, seeds
 
 PAGES: dict[str, Callable[[Path], str]] = {
     "method.md": method.render,
+    "rankings.md": rankings.render,
     "seeds.md": seeds.render_index,
     **seeds.PAGES,
 }

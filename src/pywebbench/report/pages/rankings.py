@@ -1,0 +1,96 @@
+"""docs/rankings.md: many stacks ranked on hello, each run committed under docs/results/, every
+stack with its ratio and interval, CPU per request, peak memory and its verdict against the
+next one down, so the designs (interleaved, duet, launch blocks) can be read side by side."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from pywebbench.analyze.rows import Row, Summary, summarize
+from pywebbench.report.markdown import code, escape
+from pywebbench.report.pages.seeds.common import run_line
+from pywebbench.results.store import load_results, results_path
+
+
+@dataclass(frozen=True)
+class Ranked:
+    folder: str
+    """Under docs/results/."""
+    title: str
+    command: str
+    about: str
+
+
+RUNS = (
+    Ranked("default-run/1", "The default run, interleaved", "pywebbench run --out docs/results/default-run/1",
+           "`./scripts/bench`'s run: 14 stacks on hello, every stack in every round, one window each."),
+    Ranked("rankings/default-duet", "The default stacks, sparse duet",
+           "pywebbench run --method duet --budget 10m --out docs/results/rankings/default-duet",
+           "The same 14 stacks loaded two at a time on the same CPU with equal CPU shares: each round "
+           "pairs every stack with its neighbours in the order the rounds so far give and with a random "
+           "cycle's, 28 windows a round (`plan/duet_design.py`)."),
+    Ranked("rankings/catalog", "The whole catalog on hello",
+           "pywebbench run --stack '*' --workload hello --method duet --launch-block 15 --budget 2h "
+           "--out docs/results/rankings/catalog",
+           "Every stack that runs here, in launch blocks of 15 and the baseline."),
+)
+
+
+def render(results: Path) -> str:
+    parts = ["# Rankings of many stacks",
+             "<!-- Built by scripts/docs from docs/results/; edit src/pywebbench/report/pages/rankings.py, "
+             "not this file. -->",
+             "Each section is one run made on this project's shared 2-core VM with nothing else running, "
+             "its results committed in the folder it names; `pywebbench report FOLDER` shows it again. "
+             "*Against the next*: the row against the one below it, different (their paired interval "
+             "excludes 1), equivalent (within the run's `--equivalence` margin by two one-sided tests) or "
+             "unresolved (neither)."]
+    for ranked in RUNS:
+        parts.append(_section(results, ranked))
+    return "\n\n".join(parts) + "\n"
+
+
+def _section(results: Path, ranked: Ranked) -> str:
+    folder = results / ranked.folder
+    head = f"## {ranked.title}\n\n{ranked.about}\n\n`{ranked.command}`"
+    if not results_path(folder).exists():
+        return head + "\n\nNot measured yet."
+    run = load_results(folder)
+    summary = summarize(run)
+    rows = [r for r in summary.rows if r.method != "restart" and r.ratio is not None]
+    rows.sort(key=lambda r: -(r.ratio or 0.0))
+    return "\n\n".join([head, run_line(run, summary), _verdicts(summary, rows), _table(rows)])
+
+
+def _table(rows: list[Row]) -> str:
+    lines = ["| # | Stack | Req/s | Ratio [95%] | CPU ms/req | Peak RSS MiB | Against the next |",
+             "|---:|---|---:|---|---:|---:|---|"]
+    for i, row in enumerate(rows, start=1):
+        interval = f" [{row.ratio_ci[0]:.2f}, {row.ratio_ci[1]:.2f}]" if row.ratio_ci else \
+            f" ({row.interval_note})" if row.interval_note else ""
+        lines.append(f"| {i} | {code(row.label)} | {_number(row.rps, ',.0f')} | {row.ratio:.2f}{interval} | "
+                     f"{_number(row.cpu_ms_per_req, '.3f')} | {_number(row.rss_mb, '.0f')} | "
+                     f"{escape(row.next_verdict or '')} |")
+    return "\n".join(lines)
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _verdicts(summary: Summary, rows: list[Row]) -> str:
+    """How wide the intervals are and how many adjacent pairs were told apart."""
+    halves = [max(r.ratio_ci[1] / r.ratio - 1, 1 - r.ratio_ci[0] / r.ratio)
+              for r in rows if r.ratio_ci and r.ratio and r.label != summary.baseline]
+    counts = Counter(r.next_verdict for r in rows if r.next_verdict)
+    pairs = sum(counts.values())
+    widths = (f"{len(halves)} of {len(rows) - 1} ratios have an interval, half-widths "
+              f"±{min(halves):.1%} to ±{max(halves):.1%} (median ±{statistics.median(halves):.1%})"
+              if halves else "no ratio has an interval")
+    told = counts.get("different", 0) + counts.get("equivalent", 0)
+    return (f"{len(rows)} stacks; {widths}. Adjacent pairs: {counts.get('different', 0)} different, "
+            f"{counts.get('equivalent', 0)} equivalent, {counts.get('unresolved', 0)} unresolved"
+            + (f" ({told / pairs:.0%} told apart or shown equal)." if pairs else "."))
