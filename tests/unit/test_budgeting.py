@@ -60,7 +60,7 @@ def test_a_duet_round_is_one_window_per_pair_it_loads() -> None:
     # 3 stacks x 2 workloads: 3 pairs x 2 workloads, each pair's two sides in one window.
     assert windows_per_round("duet", 6, 3) == 6
     assert windows_per_round("interleaved", 6, 3) == 6
-    assert windows_per_round("duet", 10, 5) == 10  # every pair up to five stacks
+    assert windows_per_round("duet", 5, 5) == 10  # every pair up to five stacks
     assert windows_per_round("duet", 14, 14) == 28  # two cycles beyond: 2k, not the 91 pairs
 
 

@@ -150,6 +150,24 @@ starts and the harness are the rest; runs before it was recorded show `-`); *inj
 *launch sd* and *round sd* are where A2/A's variance is (a launch's own effect, one round's)."""
 
 
+def _coverage(results: Path) -> str:
+    """The simulated coverage: the grid of shapes, adaptive allocation, the duet designs."""
+    return f"""\
+{coverage.section(results)}
+
+### Adaptive allocation: coverage when stacks stop early
+
+`python -m pywebbench.analyze.allocation docs/results/coverage/allocation.json` (in `scripts/coverage`)
+
+{coverage.allocation_section(results)}
+
+### Duet designs, up to the whole catalog
+
+`python -m pywebbench.analyze.duet_coverage docs/results/coverage/duet.json` (in `scripts/coverage`)
+
+{coverage.duet_section(results)}"""
+
+
 def render(results: Path) -> str:
     interleaved = load_runs(results / "calibrate" / "interleaved")
     duet = load_runs(results / "calibrate" / "duet")
@@ -163,19 +181,7 @@ def render(results: Path) -> str:
 
 `scripts/coverage`
 
-{coverage.section(results)}
-
-### Adaptive allocation: coverage when stacks stop early
-
-`python -m pywebbench.analyze.allocation docs/results/coverage/allocation.json` (in `scripts/coverage`)
-
-{coverage.allocation_section(results)}
-
-### Duet designs, up to the whole catalog
-
-`python -m pywebbench.analyze.duet_coverage docs/results/coverage/duet.json` (in `scripts/coverage`)
-
-{coverage.duet_section(results)}
+{_coverage(results)}
 
 ### Seed 003, re-derived
 
