@@ -35,6 +35,15 @@ RUNS = (
            "share of one CPU, not the req/s a stack reaches alone on it, so its scale differs from the "
            "interleaved run's (bottle:bjoern 14.8 against 12.1 there); the order is the same but for the two "
            "rows the interleaved run could not tell apart (`flask:gunicorn-gthread` and the baseline)."),
+    Ranked("rankings/seed003-duet", "Seed 003's 26 stacks, sparse duet",
+           "pywebbench run --preset seed003 --method duet --duration 4 --budget 30m "
+           "--out docs/results/rankings/seed003-duet",
+           "Seed 003's stacks on its two workloads (hello, and a CPU-bound endpoint), 200 connections, "
+           "loaded two at a time: 52 windows a round per workload (its page, `docs/seed-003.md`, reads the "
+           "interleaved run). It did not get its first round done: 51% of its 24 minutes went to waiting "
+           "for the live servers to drain what the 200-connection windows left queued (15 s limits, and "
+           "about one CPU still busy among the 26 servers), so it bought 1 round in 1 launch and no "
+           "interval. At this many connections the drain, not the design, is what a run must fix first."),
     Ranked("rankings/catalog", "The whole catalog on hello",
            "pywebbench run --stack '*' --workload hello --method duet --launch-block 15 --budget 2h "
            "--out docs/results/rankings/catalog",
@@ -63,9 +72,15 @@ def _section(results: Path, ranked: Ranked) -> str:
         return head + "\n\nNot measured yet."
     run = load_results(folder)
     summary = summarize(run)
-    rows = [r for r in summary.rows if r.method != "restart" and r.ratio is not None]
-    rows.sort(key=lambda r: -(r.ratio or 0.0))
-    return "\n\n".join([head, run_line(run, summary), _verdicts(summary, rows), _table(rows)])
+    rated = [r for r in summary.rows if r.method != "restart" and r.ratio is not None]
+    cells = list(dict.fromkeys(r.spec.cell for r in rated))
+    parts = [head, run_line(run, summary)]
+    for cell in cells:  # one ranking per workload and setting: each was measured as its own set
+        rows = sorted((r for r in rated if r.spec.cell == cell), key=lambda r: -(r.ratio or 0.0))
+        if len(cells) > 1:
+            parts.append(f"### {escape(rows[0].spec.workload)}")
+        parts += [_verdicts(summary, rows), _table(rows)]
+    return "\n\n".join(parts)
 
 
 def _table(rows: list[Row]) -> str:
