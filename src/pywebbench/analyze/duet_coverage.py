@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from pywebbench.analyze.coverage import Cell, Shape, write_record
-from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD, round_levels
-from pywebbench.analyze.moderation import moderated_intervals, satterthwaite_df, t_quantile
+from pywebbench.analyze.duet import DUET_RUN_SD, round_levels, with_duet_term
+from pywebbench.analyze.moderation import moderated_intervals
+from pywebbench.analyze.paired import Interval
 from pywebbench.plan.duet_design import duet_pairs
 
 _Array = np.ndarray[Any, Any]
@@ -92,13 +93,15 @@ def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | N
     intervals = covered = 0
     halves: list[float] = []
     for index in zip(*np.nonzero(np.isfinite(bounds.half)), strict=True):
-        own, df = float(bounds.se[index]) ** 2, float(bounds.df[index])
-        # with_run_term, as the report widens every duet interval
-        half = t_quantile(satterthwaite_df((own, df), (noise.run_sd ** 2, DUET_RUN_DF)), confidence) \
-            * math.sqrt(own + DUET_RUN_SD ** 2)
+        centre, half = float(bounds.centre[index]), float(bounds.half[index])
+        own = Interval(math.exp(centre), math.exp(centre - half), math.exp(centre + half), shape.rounds,
+                       shape.launches, float(bounds.se[index]), float(bounds.df[index]), confidence=confidence)
+        widened = with_duet_term(own)  # as the report widens every duet interval
+        assert widened is not None
+        wide = math.log(widened.high) - centre
         intervals += 1
-        covered += abs(float(bounds.centre[index]) - float(truth[index])) <= half
-        halves.append(math.expm1(half))
+        covered += abs(centre - float(truth[index])) <= wide
+        halves.append(math.expm1(wide))
     return Cell(shape, count, intervals, covered, int(truth.size) - intervals,
                 float(np.median(halves)) if halves else None)
 

@@ -38,6 +38,8 @@ from pywebbench.measure.checks import instrument_check, trial_checks
 from pywebbench.catalog.workloads import Workload
 
 EQUAL_SHARES = 1024
+
+
 class Rounds:
     """Runs the rounds of one comparison set on live servers, by the interleaved or duet method."""
 

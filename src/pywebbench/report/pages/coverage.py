@@ -20,6 +20,12 @@ def _cell(cell: dict[str, Any]) -> str:
     return f"{coverage:.1%} ±{cell['median_half_width']:.0%}{mark}"
 
 
+def _read(results: Path, name: str) -> dict[str, Any] | None:
+    """A simulation's committed record under docs/results/coverage/, or None before it is run."""
+    path = results / "coverage" / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def _grid(cells: list[dict[str, Any]]) -> tuple[list[str], list[float]]:
     """The table of cells (a row per launches x rounds, a column per stack count), and each
     cell's coverage where it gave intervals."""
@@ -36,14 +42,12 @@ def _grid(cells: list[dict[str, Any]]) -> tuple[list[str], list[float]]:
 
 def duet_section(results: Path) -> str:
     """The duet designs' coverage per shape, from docs/results/coverage/duet.json."""
-    path = results / "coverage" / "duet.json"
-    if not path.exists():
+    data = _read(results, "duet.json")
+    if data is None:
         return "No simulation of duet runs committed yet (`scripts/coverage`)."
-    data = json.loads(path.read_text())
-    cells = data["cells"]
+    cells, noise = data["cells"], data["noise"]
     lines, rated = _grid(cells)
     inside = sum(LOW <= c <= HIGH for c in rated)
-    noise = data["noise"]
     return f"""\
 `--method duet` loads two stacks at once on the same CPUs: every pair each round up to five
 stacks, and beyond that two cycles through them, 2k windows a round (`plan/duet_design.py`:
@@ -52,7 +56,7 @@ a random cycle drawn afresh each round). Each cell simulates {min(c["runs"] for 
 duet runs of known truth with the harness's own design, least-squares fit and intervals
 (`analyze/duet_coverage.py`): a side's noise of {noise["side_sd"]:.1%} (Student-t tails, {noise["tail_df"]:g} df,
 stacks noisier than others as above, an outlier side in {1 / noise["outlier_rate"]:.0f} cut to
-{noise["outlier_factor"]:.0%}), a launch effect of {noise["launch_sd"]:.0%}, the run's own offset per stack of
+{noise["outlier_factor"]:.0%}), a launch effect of {noise["launch_sd"]:.0%}, the run's own offset of each ratio of
 {noise["run_sd"]:.2%} that the intervals' run term covers, and a host speed of {noise["machine_sd"]:.0%} per window
 shared by both sides. These follow the committed duet calibrations (below), which measured
 pairs of one stack with itself; stacks unlike each other may share a CPU less evenly, which
@@ -65,14 +69,12 @@ highest {max(rated):.1%})."""
 
 
 def section(results: Path) -> str:
-    path = results / "coverage" / "coverage.json"
-    if not path.exists():
+    data = _read(results, "coverage.json")
+    if data is None:
         return "No coverage grid committed yet (`scripts/coverage`)."
-    data = json.loads(path.read_text())
-    cells = data["cells"]
+    cells, noise = data["cells"], data["noise"]
     lines, rated = _grid(cells)
     inside = sum(LOW <= c <= HIGH for c in rated)
-    noise = data["noise"]
     return f"""\
 Each cell simulates runs of known truth at one shape (launches x rounds per launch, and stacks
 including the baseline), {min(c["runs"] for c in cells):,}-{max(c["runs"] for c in cells):,} runs
@@ -97,10 +99,9 @@ give none either: "needs 3 launches" (`plan/interval_rule.py`)."""
 
 def allocation_section(results: Path) -> str:
     """The adaptive design's coverage and what it answers, from docs/results/coverage/allocation.json."""
-    path = results / "coverage" / "allocation.json"
-    if not path.exists():
+    data = _read(results, "allocation.json")
+    if data is None:
         return "No simulation of adaptive allocation committed yet (`scripts/coverage`)."
-    data = json.loads(path.read_text())
     lines = ["| stacks | even design: launches x rounds | rule | coverage | adaptive launches (mean) "
              "| answered: adaptive | even |", "|---|---|---|---|---|---|---|"]
     for c in data["cells"]:
