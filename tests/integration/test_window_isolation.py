@@ -32,3 +32,20 @@ def test_a_slow_backlog_is_drained_before_the_next_window(tmp_path: Path) -> Non
     assert all(t.load is not None and t.load.requests > 0 for t in flask)
     rows = summarize(results).rows
     assert {r.label for r in rows} == {"flask:gunicorn-sync", "starlette:uvicorn"}
+
+
+def test_a_window_starts_after_its_own_settle_has_been_served(tmp_path: Path) -> None:
+    # The settle's 25 connections leave 25 requests queued at one sync worker serving 5 a second
+    # (5 s of work). A 2 s window started at once would complete none of its own; started after
+    # the drain it completes about 10.
+    done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--stack", "starlette:uvicorn",
+                      "--workload", "upstream", "--upstream-delay", "0.2", "--workers", "1",
+                      "--connections", "25", "--duration", "2", "--warmup", "0", "--settle", "1",
+                      "--repeats", "2", "--rounds-per-launch", "2", "--timeout", "30", "--out", str(tmp_path))
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    waited = re.search(r"drains after settles\s+([\d.]+)s", done.stderr)
+    assert waited is not None, done.stderr[-3000:]
+    assert float(waited.group(1)) >= 6.0  # two flask settles of about 4-5 s each
+    flask = [t for t in load_results(tmp_path).trials if t.spec.stack_id == "flask:gunicorn-sync"]
+    assert len(flask) == 2
+    assert all(t.load is not None and t.load.requests >= 5 for t in flask), [t.load for t in flask]

@@ -49,6 +49,16 @@ def test_the_drain_wait_polls_until_nothing_is_left_or_the_timeout() -> None:
     assert not stuck.drained and stuck.left == 2 and stuck.waited_s >= 1
 
 
+def test_the_drain_wait_stops_when_the_queue_stops_shrinking() -> None:
+    # A queue served one request at a time shrinks at every poll; connections a server holds
+    # (answered, never closed) do not: the wait ends a stall after the last drop, not at the timeout.
+    clock = [0.0]
+    left = iter([9, 6, 4, 4, 4, 4, 4, 4, 4, 4])
+    done = wait_until_drained(lambda: next(left), timeout_s=30, poll_s=0.5, stall_s=1.0, clock=lambda: clock[0],
+                              sleep=lambda s: clock.__setitem__(0, clock[0] + s))
+    assert not done.drained and done.left == 4 and done.waited_s == 2.0
+
+
 def test_a_window_whose_neighbours_drained_a_backlog_is_flagged_and_left_out_of_the_ratios() -> None:
     quiet = trial("flask:gunicorn-sync", 1000.0)
     busy = replace(quiet, resources=quiet.resources + (ResourceUsage(IDLE_APPS, 2.9, 300.0, 12, 10.0),))

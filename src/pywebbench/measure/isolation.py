@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pywebbench.measure.backlog import pending, pending_by_port
 from pywebbench.measure.checks import neighbours_busy
 from pywebbench.measure.quiesce import ServersCpu, wait_until_drained, wait_until_idle
-from pywebbench.measure.window import Live, TimeLedger
+from pywebbench.measure.window import Live, TimeLedger, local_ports
 from pywebbench.results.model import TrialResult
 
 WINDOW_QUIET_TIMEOUT_S = 15.0
@@ -41,9 +41,7 @@ class Isolation:
         """A new launch's servers; with `wait`, its boot storm waited out before the first window."""
         self._cpu = ServersCpu(live.server for live in lives.values()) if lives else None
         self._servers = len(lives)
-        # Local servers only: a remote one's sockets are in its host's table, not ours.
-        self._label_of = {p: live.session.label for live in lives.values() if live.server.group_usage is None
-                          for p in (live.port, live.server.port)}
+        self._label_of = {p: live.session.label for live in lives.values() for p in local_ports((live,))}
         self._ports = tuple(self._label_of)
         if self._cpu is None or not wait:
             return

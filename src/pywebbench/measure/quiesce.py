@@ -69,16 +69,22 @@ class Drained:
 
 
 def wait_until_drained(pending: Callable[[], int], *, timeout_s: float, poll_s: float = 0.05,
-                       clock: Callable[[], float] = time.monotonic,
+                       stall_s: float | None = None, clock: Callable[[], float] = time.monotonic,
                        sleep: Callable[[float], None] = time.sleep) -> Drained:
-    """Poll `pending` (connections queued or held by the servers, measure/backlog.py) until none."""
+    """Poll `pending` (connections queued or held by the servers, measure/backlog.py) until none,
+    the timeout, or (with `stall_s`) that long without the count going down: a queue being served
+    shrinks every request, so one that stops shrinking is held, not queued (bjoern's CLOSE_WAIT)."""
     start = clock()
+    lowest, lowered_at = -1, start
     while True:
         left = pending()
-        waited = clock() - start
+        now = clock()
+        waited = now - start
         if left == 0:
             return Drained(waited, True, 0)
-        if waited >= timeout_s:
+        if lowest < 0 or left < lowest:
+            lowest, lowered_at = left, now
+        if waited >= timeout_s or (stall_s is not None and now - lowered_at >= stall_s):
             return Drained(waited, False, left)
         sleep(poll_s)
 

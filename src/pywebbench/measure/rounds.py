@@ -300,6 +300,7 @@ class Rounds:
         requests = [runner.load_request(sp, s.port, workload.path, workload.requests, host=s.host)
                     for (s, _), sp in zip(sides, specs, strict=True)]
         self._duet_settle(requests, specs)
+        runner.drain_settled((live, partner))
         with ExitStack() as sampling:
             peak = runner.db_peak(sampling, live, workload)
             usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -19,10 +19,12 @@ from pywebbench.catalog.workloads import HttpRequest, Needs, Workload
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant, WindowUsage
 from pywebbench.measure.answers import Reply
+from pywebbench.measure.backlog import pending
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
 from pywebbench.measure.checks import IDLE_APPS, instrument_check, trial_checks
 from pywebbench.measure.launchers import HOST, GroupUsage, RunningServer, process_tree, server_gone
 from pywebbench.measure.procsampler import OTHER
+from pywebbench.measure.quiesce import wait_until_drained
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.services.backing import Backing, PeakSampler
@@ -85,6 +87,20 @@ class Live:
     """A traffic mix's right answers by request, compared across the live servers (answers.odd_answers)."""
     host: str = HOST
     """Where the load goes with `port`: loopback, the app host, or the link proxy in front of it."""
+
+
+SETTLE_DRAIN_TIMEOUT_S = 30.0
+"""The longest wait after a window's settle (or a launch's warmup) for its own server to serve
+what the settle's connections left queued."""
+SETTLE_DRAIN_STALL_S = 1.0
+"""A queue that has not shrunk for this long is held, not being served: the window starts."""
+
+
+def local_ports(lives: Iterable[Live]) -> tuple[int, ...]:
+    """The ports whose connections this host's socket table shows: the servers' and their proxies'
+    (a server on another host is in its host's table, not ours)."""
+    return tuple(dict.fromkeys(p for live in lives if live.server.group_usage is None
+                               for p in (live.port, live.server.port)))
 
 
 def load_failed(live: Live, exc: LoadGenError) -> tuple[TrialStatus, str]:
@@ -218,6 +234,24 @@ class WindowMeasurer:
             started = time.monotonic()
             self.settle(base, settle_s, work_dir)
             self.ledger.add("settles", time.monotonic() - started)
+        if warmup_s > 0 or settle_s > 0:
+            self.drain_settled((live,))
+
+    def drain_settled(self, lives: Iterable[Live]) -> None:
+        """Wait until the servers have served what the discarded load left queued.
+
+        A closed-loop settle ends with one request per connection still queued at the server,
+        which serves them all after the generator has gone. A window started at once counts none
+        of that work and waits behind it: at 200 connections a `cpu` server (about 45 req/s on
+        this machine's core) spends the window's first 4.4 s on the settle's requests, so every
+        such window read low by connections / duration req/s, and a 4 s duet window read 0.
+        """
+        ports = local_ports(lives)
+        if not ports:
+            return
+        drained = wait_until_drained(lambda: pending(ports), timeout_s=SETTLE_DRAIN_TIMEOUT_S,
+                                     stall_s=SETTLE_DRAIN_STALL_S)
+        self.ledger.add("drains after settles", drained.waited_s)
 
     def db_peak(self, sampling: ExitStack, live: Live, workload: Workload) -> PeakSampler | RemotePeak | None:
         """Seed 000's #DB: the peak of the loaded lane's server sessions while `sampling` is open."""
