@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -22,26 +21,6 @@ EXIT_CODES = """exit codes:
        backing service died and could not be restarted (finished trials kept; --resume DIR)
   2    bad input: nothing was started
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP): every finished trial kept; --resume DIR goes on"""
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
-    return value
-
-
-def _rates(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a rate list: {text!r}") from None
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
-    return values
 
 
 def _add_run_flags(p_run: argparse.ArgumentParser, command: Command, knob: str | None = None) -> None:
@@ -102,8 +81,6 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     p_app.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the highest offered rate (open loop: oha, or "
                        "vegeta for a mix of several --request) whose corrected percentile stays under TIME, e.g. "
                        "'p99<100ms'")
-    p_app.add_argument("--rate", type=_positive_float, metavar="REQ/S", help="open loop: every window at this offered "
-                       "rate (oha, or vegeta for a mix); with --tune --slo, the first rate of each search")
     p_app.add_argument("--baseline-dir", type=Path, metavar="DIR", help="a gate: the base version of the app (its "
                        "app dir); base and head run under each server in the same rounds, answered as head/base")
     p_app.add_argument("--baseline-ref", metavar="REF", help="a gate: the base version as a git ref of the app dir's "
@@ -174,8 +151,6 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="run a benchmark and save its results", epilog=EXIT_CODES,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_run_flags(p_run, Command.RUN, knob="sweep a knob within the run (as `sweep --knob`), e.g. rtt=0,2ms")
-    p_run.add_argument("--rate", type=_rates, help="open loop (oha): offered req/s; a list (500,1000,2000) "
-                       "measures a latency-versus-offered-load curve")
     p_run.add_argument("--tune", action="store_true",
                        help="search each selected stack's workers x threads (bounded by this machine's CPUs and "
                        "memory) in interleaved rounds; a ranked table with ties and the command to deploy the best")
@@ -185,7 +160,6 @@ def build_parser() -> argparse.ArgumentParser:
     p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs", epilog=EXIT_CODES,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_run_flags(p_sweep, Command.SWEEP, knob="a knob and its values (repeatable: a grid); see `pywebbench sweep --help-knobs`")
-    p_sweep.add_argument("--rate", type=float, help="open loop (oha): offered req/s")
 
     p_cal = sub.add_parser("calibrate", help="this machine's noise (A/A) and power (A/B with a known slowdown)",
                            epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)

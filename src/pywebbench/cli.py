@@ -105,15 +105,7 @@ def preset_knobs(preset: Preset) -> tuple[str, ...]:
 def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     if args.tune or args.slo is not None:
         return cmd_tune(args, catalog)
-    rates: tuple[float, ...] = args.rate or ()
-    options, preset = _options(args, {"rate": rates[0]} if len(rates) == 1 else {})
-    knobs: tuple[str, ...] = tuple(getattr(args, "knobs", None) or ())
-    if preset is not None:
-        knobs = preset_knobs(get_preset(preset)) + knobs
-    if len(rates) > 1:
-        knobs += ("rate=" + ",".join(f"{r:g}" for r in rates),)
-        if options.generator != "oha":
-            raise UserError(f"an open-loop --rate needs --generator oha ({options.generator} is closed-loop)")
+    options, preset, knobs = _options_and_knobs(args)
     job = Job("sweep" if knobs else "run", options, knobs, preset=preset)
     job.points  # parse the knobs now: a bad one is an error before anything starts
     outcome = run_in_terminal(job, catalog, args.resume)
@@ -151,11 +143,23 @@ def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
     return 0 if tuning.best is not None else 1
 
 
-def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
-    options, preset = _options(args, {"rate": args.rate})
-    knobs = tuple(args.knobs)
+def _options_and_knobs(args: argparse.Namespace) -> tuple[RunOptions, str | None, tuple[str, ...]]:
+    """run's and sweep's options and knobs: one --rate is every window's, a list of them a rate
+    axis of the sweep (a latency-versus-offered-load curve); a preset's grid comes first."""
+    rates: tuple[float, ...] = args.rate or ()
+    options, preset = _options(args, {"rate": rates[0]} if len(rates) == 1 else {})
+    knobs: tuple[str, ...] = tuple(getattr(args, "knobs", None) or ())
     if preset is not None:
         knobs = preset_knobs(get_preset(preset)) + knobs
+    if len(rates) > 1:
+        knobs += ("rate=" + ",".join(f"{r:g}" for r in rates),)
+        if options.generator != "oha":
+            raise UserError(f"an open-loop --rate needs --generator oha ({options.generator} is closed-loop)")
+    return options, preset, knobs
+
+
+def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
+    options, preset, knobs = _options_and_knobs(args)
     if not knobs and args.resume is None:
         raise UserError("sweep needs at least one --knob NAME=VALUES (e.g. --knob connections=10,100,1000)")
     axes = parse_knobs(knobs)

@@ -82,6 +82,7 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
 
 
 def _check_gate_flags(args: argparse.Namespace) -> None:
+    _one_rate(args)  # a list of rates is refused before anything is prepared
     gate = args.baseline_dir is not None or args.baseline_ref is not None
     if args.fail_on_regression is not None and not gate:
         raise UserError("--fail-on-regression needs --baseline-dir or --baseline-ref (for two finished runs: "
@@ -113,10 +114,11 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
     flags: dict[str, Any] = flags_of(args, Command.APP)
     flags.update(stacks=tuple(v.stack.id for v in variants), workloads=(workload.name,),
                  db_rows=1000)  # the harness's own table is not the app's: keep its load short
-    if slo is not None or args.rate is not None:
+    rate = _one_rate(args)
+    if slo is not None or rate is not None:
         flags["generator"] = _rated_generator(len(prepared.requests), note)  # open loop
-    if args.rate is not None and not args.tune:
-        flags["rate"] = args.rate  # every window at this rate; under --tune, the searches' first
+    if rate is not None and not args.tune:
+        flags["rate"] = rate  # every window at this rate; under --tune, the searches' first
     options = from_sources(config_file=None, environ=os.environ, flags=flags)
     plan = make_plan(catalog, options, usable_cpus(), variants=variants)
     # A tuning run's deploy commands are its winners', in tuning.md; these are the defaults'.
@@ -133,7 +135,7 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
     job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
               command=redact_env_values(tuple(sys.argv)), env_hook=_env_hook(args, prepared, run_dir))
     if args.tune:
-        return _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, args.rate), run, exit_code, note)
+        return _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, rate), run, exit_code, note)
     outcome = run(job, catalog, variants[0].label, None)  # its table ends with the deploy commands
     _refuse_if_wrong_everywhere(outcome, note)
     if prepared.base is None:
@@ -163,12 +165,22 @@ def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = la
         return None
     slo = parse_slo(args.slo) if args.slo is not None else None
     flags: dict[str, Any] = flags_of(args, Command.APP)
-    rates = (args.rate,) if args.rate is not None else ()
+    rate = _one_rate(args)
+    rates = (rate,) if rate is not None else ()
     flags.update(workloads=(APP_WORKLOAD,), generator=None)
     if slo is not None:
         flags.update(generator=_rated_generator(_mix_size(args), note))
     check_tune(from_sources(config_file=None, environ=os.environ, flags=flags), slo, resume=False, rates=rates)
     return slo
+
+
+def _one_rate(args: argparse.Namespace) -> float | None:
+    """app's --rate: one offered rate (a curve of several is `run --rate 500,1000` on a catalog stack)."""
+    rates: tuple[float, ...] = args.rate or ()
+    if len(rates) > 1:
+        raise UserError(f"app takes one --rate, got {len(rates)}: with --tune --slo the search finds the "
+                        "highest rate that meets the objective")
+    return rates[0] if rates else None
 
 
 def _mix_size(args: argparse.Namespace) -> int:

@@ -289,6 +289,7 @@ def test_a_forced_interface_still_needs_the_app_to_import(app_dir: Path) -> None
     (["--tune", "--slo", "p99 under 100ms"], "--slo"),
     (["--tune", "--workers", "2"], "--tune searches workers and threads itself"),
     (["--tune", "--rate", "100"], "--rate with --tune is the first rate of a capacity search: it needs --slo"),
+    (["--rate", "100,200"], "app takes one --rate, got 2"),
 ])
 def test_tune_flags_are_refused_in_one_line_before_any_environment_is_built(
         extra: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:

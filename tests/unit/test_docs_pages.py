@@ -25,13 +25,16 @@ def test_the_readme_region_is_rendered_and_the_rest_of_it_kept(tmp_path: Path) -
     readme = tmp_path / "README.md"
     readme.write_text("# Hand\n\n<!-- seeds-table:start -->\nold\n<!-- seeds-table:end -->\n\nafter\n"
                       "<!-- calibration-summary:start -->\nstale\n<!-- calibration-summary:end -->\n"
-                      "<!-- tuning-example:start -->\ntyped\n<!-- tuning-example:end -->\n")
+                      "<!-- tuning-example:start -->\ntyped\n<!-- tuning-example:end -->\n"
+                      "<!-- gate-series:start -->\n<!-- gate-series:end -->\n"
+                      "<!-- coverage-summary:start -->\n94-97% typed\n<!-- coverage-summary:end -->\n")
     text = build(docs)[readme]
     assert text.startswith("# Hand\n\n<!-- seeds-table:start -->\n| Seed | What it claimed |")
     assert "](docs/seed-000.md)" in text and "old" not in text and "stale" not in text
     assert "<!-- seeds-table:end -->\n\nafter\n<!-- calibration-summary:start -->\n- **Interleaved**" in text
     assert "No run committed yet." in text  # no calibrate run under this docs/results
     assert "No tuning run committed yet" in text and "typed" not in text
+    assert "No gate series committed yet" in text and "No coverage simulation committed yet" in text
     readme.write_text("# Hand, no markers\n")
     with pytest.raises(UserError, match="no '<!-- tuning-example:start -->'"):
         build(docs)

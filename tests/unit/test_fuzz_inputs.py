@@ -7,7 +7,6 @@ through the real command line.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import math
@@ -20,7 +19,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pywebbench.catalog.registry import Catalog, build_catalog
-from pywebbench.arguments import _rates, build_parser
+from pywebbench.arguments import build_parser
+from pywebbench.plan.declared import rates
 from pywebbench.cli import _glob, _options
 from pywebbench.errors import UserError
 from pywebbench.plan.options import RunOptions, from_sources, parse_cpu_list, parse_duration
@@ -68,8 +68,8 @@ def test_cpu_lists(text: str) -> None:
 @given(ANY_TEXT)
 def test_rate_lists(text: str) -> None:
     try:
-        value = _rates(text)
-    except argparse.ArgumentTypeError as exc:  # argparse turns it into one line and exit 2
+        value = rates(text)
+    except ValueError as exc:  # argparse turns it into one line and exit 2
         assert_one_line(exc)
         return
     assert value and all(math.isfinite(v) and v > 0 for v in value)

@@ -129,6 +129,32 @@ def test_the_budget_and_the_round_limit_stop_it(tmp_path: Path) -> None:
     assert capped.rounds == 4 and capped.stopped == "max-rounds"
 
 
+def test_under_a_budget_the_progress_counts_the_rounds_the_time_left_buys(tmp_path: Path) -> None:
+    setup = _Setup(tmp_path)
+    progress: list[tuple[int, int]] = []
+    setup.runner.on_progress = lambda p: progress.append((p.done, p.total))
+    outcome = setup.rounds.run(setup.plan(min_rounds=40, budget=Budget(time.monotonic() + 3.0)))
+    setup.close()
+    assert outcome.stopped == "budget" and 1 <= outcome.rounds < 40
+    # The 40 planned rounds (120 windows) are the total until the first round has shown the pace;
+    # from then on the total is what is recorded and what the time left buys, and it ends near done.
+    after_first = [total for done, total in progress if done > 3]
+    assert after_first and max(after_first) < 120
+    done, total = progress[-1]
+    assert total - done <= 6
+
+
+def test_when_the_first_round_s_pace_buys_no_interval_the_run_says_what_would(tmp_path: Path) -> None:
+    notes: list[str] = []
+    rounds = Rounds(_Setup(tmp_path).runner, method="duet", rounds_per_launch=2, seed=3, on_note=notes.append)
+    rounds._round_seconds, rounds._launch_seconds = [600.0], [120.0]
+    rounds._say_the_pace(6, 25)  # three launches of two rounds: a table of 25 ratios needs two
+    assert notes == []
+    rounds._say_the_pace(2, 25)
+    assert len(notes) == 1 and "buys about 2 round(s) in 1 launch(es): no ratio interval (it needs 2" in notes[0]
+    assert "a budget of about 24 min from the start buys 2 launches of one round" in notes[0]
+
+
 def test_no_server_is_left_after_the_rounds(tmp_path: Path) -> None:
     before = {p.pid for p in psutil.process_iter()}
     setup = _Setup(tmp_path)

@@ -317,3 +317,13 @@ def test_a_torn_seed_results_file_is_named_in_one_line(tmp_path: Path, capsys: p
     assert main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("scripts/docs: ") and err.count("\n") == 1
+
+
+def test_a_run_made_before_windows_waited_for_their_settle_says_how_low_its_long_queues_read() -> None:
+    from pywebbench.report.pages.seeds.common import SETTLE_DRAINED_SINCE, settle_backlog_note
+    results = load_results(Path(__file__).resolve().parents[2] / "docs" / "results" / "seeds" / "seed003")
+    note = settle_backlog_note(results)
+    # 200 connections over 10 s windows: 20 req/s of a CPU-bound endpoint's ~30-50; hello's thousands lose 0.1-0.4%.
+    assert note is not None and "on `cpu` by about" in note and "`hello`" not in note
+    later = replace(results, header=replace(results.header, created_at=SETTLE_DRAINED_SINCE))
+    assert settle_backlog_note(later) is None

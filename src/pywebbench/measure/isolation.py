@@ -23,6 +23,9 @@ from pywebbench.results.model import TrialResult
 
 WINDOW_QUIET_TIMEOUT_S = 15.0
 """The longest wait before one window for the run's servers to drain what earlier windows queued."""
+WINDOW_DRAIN_STALL_S = 3.0
+"""A queue that has not shrunk for this long is held, not served (bjoern leaves its clients'
+closed connections in CLOSE_WAIT): the wait ends there instead of at the 15 s limit."""
 
 
 class Isolation:
@@ -56,11 +59,12 @@ class Isolation:
         queued (closing the generator's connections does not empty a server's accept queue)."""
         if self._cpu is None:
             return
-        drained = wait_until_drained(lambda: pending(self._ports), timeout_s=WINDOW_QUIET_TIMEOUT_S)
+        drained = wait_until_drained(lambda: pending(self._ports), timeout_s=WINDOW_QUIET_TIMEOUT_S,
+                                     stall_s=WINDOW_DRAIN_STALL_S)
         if not drained.drained:
-            # A server that never closes some connections (bjoern leaves clients' closed ones in
-            # CLOSE_WAIT) would cost the timeout at every window: its queue is not waited for again
-            # in this launch (the CPU wait and the busy-neighbours check still hold for it).
+            # A server that never closes some connections would cost the wait at every window: its
+            # queue is not waited for again in this launch (the CPU wait and the busy-neighbours
+            # check still hold for it).
             stuck = pending_by_port(self._ports)
             self._ports = tuple(p for p in self._ports if p not in stuck)
             names = sorted({self._label_of[p] for p in stuck})

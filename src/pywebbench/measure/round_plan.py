@@ -21,6 +21,9 @@ class Budget:
     def allows(self, seconds: float) -> bool:
         return self.deadline is None or time.monotonic() + seconds <= self.deadline
 
+    def seconds_left(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
     def share(self, parts: int) -> Budget:
         """An equal share of what is left, for one of `parts` sweep points still to run."""
         if self.deadline is None or parts <= 1:

@@ -15,26 +15,23 @@ from __future__ import annotations
 
 import math
 import random
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from pywebbench.loadgen.base import LoadGenError, LoadRequest
+from pywebbench.loadgen.base import LoadGenError
 from pywebbench.plan.duet_design import duet_pairs, duet_windows
-from pywebbench.measure.accounting import WindowUsage
+from pywebbench.plan.interval_rule import launches_needed
 from pywebbench.plan.sessions import Session
-from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
+from pywebbench.results.model import TrialResult, TrialSpec
 from pywebbench.measure.round_plan import Budget, RoundPlan, SetOutcome
 from pywebbench.measure.runner import Runner
 from pywebbench.measure.isolation import Isolation
+from pywebbench.measure.duet_window import DuetWindow
 from pywebbench.measure.answers import odd_answers
-from pywebbench.measure.window import LaunchFailed, Live, died_during, load_failed, now
-from pywebbench.services.backing import PeakSampler
-from pywebbench.services.remote_db import RemotePeak
-from pywebbench.measure.checks import instrument_check, trial_checks
+from pywebbench.measure.window import LaunchFailed, Live
 from pywebbench.catalog.workloads import Workload
 
 EQUAL_SHARES = 1024
@@ -55,6 +52,7 @@ class Rounds:
         self._round_seconds: list[float] = []
         self._launch_seconds: list[float] = []
         self.isolation = Isolation(runner.ledger, on_note)
+        self.duet_window = DuetWindow(runner, self.isolation, self.rng)
         self._set_start = 0
         self._blocks: list[set[str]] = []
         self._rounds_of: Counter[str] = Counter()
@@ -98,10 +96,7 @@ class Rounds:
                     if not _any_right_answer(sessions, lives):  # none started, or none answered right
                         stopped = self._record_unloaded(sessions, lives, failures)
                         break
-                # The planned rounds counted at once (the total restarted each round), then each added one.
-                if rounds_run == 0 or done >= plan.min_rounds:
-                    self.runner.expect(_windows_recorded(list(everyone) if rounds_run == 0 else sessions, self.method)
-                                       * (max(1, plan.min_rounds) if rounds_run == 0 else 1))
+                self._expect_the_round(plan, everyone, sessions, done, rounds_run)
                 started = time.monotonic()
                 if self.method == "duet":
                     self._duet_round(sessions, lives, failures, plan.baseline, plan.budget)
@@ -114,6 +109,7 @@ class Rounds:
                 # Under launch blocks a round counts once every stack has had it (a cycle's end).
                 done = min(self._rounds_of[s.label] for s in everyone) if plan.block is not None else rounds_run
                 round_no += 1
+                self._expect_what_the_budget_buys(plan, sessions, done)
         self.runner.reset_pool()
         if (said := self.isolation.summary()) is not None:
             self.on_note(said)
@@ -181,11 +177,49 @@ class Rounds:
                 self.runner.measure(live, spec, workload)  # its wrong answer recorded, nothing loaded
         return "wrong-answers" if lives else "no-server"
 
+    def _expect_the_round(self, plan: RoundPlan, everyone: Sequence[Session], sessions: list[Session], done: int,
+                          rounds_run: int) -> None:
+        """The planned rounds counted at once, then each added one (under a budget alone, what
+        the time left buys is counted after each round instead)."""
+        if rounds_run == 0:
+            self.runner.expect(_windows_recorded(list(everyone), self.method) * max(1, plan.min_rounds))
+        elif done >= plan.min_rounds and not self._budget_counts(plan):
+            self.runner.expect(_windows_recorded(sessions, self.method))
+
+    @staticmethod
+    def _budget_counts(plan: RoundPlan) -> bool:
+        """Does the budget alone end these rounds (no precision target)?"""
+        return plan.budget.deadline is not None and plan.too_wide is None
+
+    def _expect_what_the_budget_buys(self, plan: RoundPlan, sessions: list[Session], done: int) -> None:
+        """Under a budget the progress counts the rounds the time left buys at the pace so far,
+        not the planned rounds (the default duet run showed [56/336] with 3 rounds bought)."""
+        left = plan.budget.seconds_left()
+        if left is None or not self._budget_counts(plan) or not self._round_seconds:
+            return
+        # A round at the median pace, and its share of a launch.
+        per_round = _median(self._round_seconds) + _median(self._launch_seconds) / max(1, self.rounds_per_launch)
+        rounds = min(int(left // max(per_round, 1e-6)), max(0, plan.max_rounds - done))
+        self.runner.expect_only(rounds * _windows_recorded(sessions, self.method))
+        if len(self._round_seconds) == 1 and plan.block is None:
+            self._say_the_pace(done + rounds, len(sessions) - 1)
+
+    def _say_the_pace(self, rounds: int, ratios: int) -> None:
+        """After the first round, when its pace buys no interval (the plan line's estimate cannot
+        know a workload's drain): what the budget buys, and what would buy an interval."""
+        launches = math.ceil(rounds / max(1, self.rounds_per_launch))
+        needed = launches_needed(ratios)
+        if launches >= needed:
+            return
+        round_s, launch_s = _median(self._round_seconds), _median(self._launch_seconds)
+        enough = math.ceil(needed * (launch_s + round_s) / 60)
+        self.on_note(f"at the first round's pace ({round_s:.0f} s a round, {launch_s:.0f} s a launch) the budget buys "
+                     f"about {rounds} round(s) in {launches} launch(es): no ratio interval (it needs {needed} "
+                     f"launches); a budget of about {enough} min from the start buys {needed} launches of one round")
+
     def _round_estimate(self, relaunch: bool) -> float:
         """The next round's wall time: the median round, plus the median launch if one is due."""
-        def median(values: list[float]) -> float:
-            return sorted(values)[len(values) // 2] if values else 0.0
-        return median(self._round_seconds) + (median(self._launch_seconds) if relaunch else 0.0)
+        return _median(self._round_seconds) + (_median(self._launch_seconds) if relaunch else 0.0)
 
     def _launch(self, stack: ExitStack, sessions: list[Session]) -> tuple[dict[str, Live], dict[str, LaunchFailed]]:
         """Start every server of the set, in a random order, then warm each one."""
@@ -282,103 +316,8 @@ class Rounds:
                 logs.setdefault(trial.spec.label, []).append(math.log(trial.load.rps))
         return {label: sum(values) / len(values) for label, values in logs.items()}
 
-    def duet_window(self, live: Live, spec: TrialSpec, partner: Live, partner_spec: TrialSpec,
-                    workload: Workload) -> None:
-        """Both stacks loaded at once, each by its own generator, the first to start chosen at random."""
-        runner = self.runner
-        sides = [(live, spec), (partner, partner_spec)]
-        if self._refuse_wrong_answers(sides, workload):
-            return
-        self.isolation.before_window()
-        if self.rng.random() < 0.5:
-            sides.reverse()
-        specs = [replace(sp, launch=s.launch, slot=i + 1) for i, (s, sp) in enumerate(sides)]
-        runner.heal()
-        mark = runner.watchdog.mark()
-        runner.watchdog.during = f"{live.session.label} and {partner.session.label} {workload.name}"
-        started_at = now()
-        requests = [runner.load_request(sp, s.port, workload.path, workload.requests, host=s.host)
-                    for (s, _), sp in zip(sides, specs, strict=True)]
-        self._duet_settle(requests, specs)
-        runner.drain_settled((live, partner))
-        with ExitStack() as sampling:
-            peak = runner.db_peak(sampling, live, workload)
-            usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))
-            loads = self._duet_loads(requests)
-        for i, ((side, _), side_spec) in enumerate(zip(sides, specs, strict=True)):
-            self._record_side(side, sides[1 - i][0], side_spec, loads[i], workload, started_at, usage, peak, mark)
-        runner.heal()
-
-    def _refuse_wrong_answers(self, sides: list[tuple[Live, TrialSpec]], workload: Workload) -> bool:
-        """A side whose answer was wrong is not loaded, and neither is its partner: both recorded why."""
-        for side, _ in sides:
-            problem = side.problems.get(workload.name)
-            if problem is not None:
-                for s, sp in sides:
-                    self.runner.record(TrialResult(
-                        replace(sp, launch=s.launch), s.info, TrialStatus.INVALID_RESPONSE, now(), now(),
-                        keepalive=s.keepalive,
-                        error=problem if s is side else f"partner {side.session.label}: {problem}"))
-                return True
-        return False
-
-    def _duet_settle(self, requests: list[LoadRequest], specs: list[TrialSpec]) -> None:
-        runner = self.runner
-        work_dir = runner.run_dir / "loadgen"
-        settles = [threading.Thread(target=runner.settle, args=(r, sp.settle_s, work_dir))
-                   for r, sp in zip(requests, specs, strict=True)]
-        started = time.monotonic()
-        for t in settles:
-            t.start()
-        for t in settles:
-            t.join()
-        runner.ledger.add("settles", time.monotonic() - started)
-
-    def _duet_loads(self, requests: list[LoadRequest]) -> list[LoadResult | LoadGenError | None]:
-        """Both generators at once, started in the shuffled order: each load or its failure."""
-        runner = self.runner
-        work_dir = runner.run_dir / "loadgen"
-        loads: list[LoadResult | LoadGenError | None] = [None, None]
-
-        def drive(i: int) -> None:
-            try:
-                loads[i] = runner.generator.run(requests[i], work_dir)
-            except LoadGenError as exc:
-                loads[i] = exc
-
-        started = time.monotonic()
-        threads = [threading.Thread(target=drive, args=(i,)) for i in range(2)]
-        for t in threads:  # in the shuffled order: the first side's generator starts first
-            t.start()
-        for t in threads:
-            t.join()
-        runner.ledger.add("measured windows", time.monotonic() - started)
-        return loads
-
-    def _record_side(self, side: Live, other: Live, side_spec: TrialSpec, load: LoadResult | LoadGenError | None,
-                     workload: Workload, started_at: str, usage: WindowUsage, peak: PeakSampler | RemotePeak | None,
-                     mark: int) -> None:
-        runner = self.runner
-        if not isinstance(load, LoadResult):
-            status, failure = load_failed(side, load if load is not None else LoadGenError("no result"))
-            runner.record(runner.mark_faults(
-                TrialResult(side_spec, side.info, status, started_at, now(), keepalive=side.keepalive,
-                            error=failure), mark))
-            return
-        status, error = TrialStatus.OK, None
-        if (died := died_during(side)) is not None:
-            status, error = TrialStatus.SERVER_FAILED, died
-        found = side.overlap.get(workload.name)
-        result = TrialResult(
-            side_spec, side.info, status, started_at, now(), load=load, keepalive=side.keepalive, error=error,
-            db_sessions=peak.peak if peak is not None else None,
-            resources=runner.usages_for(side, usage, partner=other), sampler_cpu_s=usage.sampler_cpu_s,
-            cpu_source=runner.accountant.source, steal_s=usage.steal_s,
-        )
-        result = runner.mark_faults(result, mark)  # a backing service died meanwhile: the cause
-        result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)
-                         + instrument_check("#DB sampler", peak.error if peak is not None else None))
-        runner.record(result)
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2] if values else 0.0
 
 
 def _windows_recorded(sessions: list[Session], method: str) -> int:

@@ -142,6 +142,11 @@ class Runner(WindowMeasurer):
             self._measure_started = time.monotonic()
         self._total += trials
 
+    def expect_only(self, more: int) -> None:
+        """The progress total from here: what is recorded and `more` (a budget's deadline, not the
+        planned rounds, ends a budgeted run)."""
+        self._total = self._done + more
+
     def record(self, result: TrialResult) -> None:
         self.writer.add_trial(result)
         self.results.append(result)

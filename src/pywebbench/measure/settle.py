@@ -48,13 +48,21 @@ def rate_settle(request: LoadRequest, seconds: float, work_dir: Path, *, generat
         pass  # a settle's figures are never read; a failing server shows in the window itself
 
 
+SETTLE_CONNECTIONS = 32
+"""At most this many connections in a closed-loop settle. It wakes the server's workers and
+threads (32 is more than any catalog server's 3 workers x 10 threads); every connection beyond
+that only leaves one more request queued when the settle stops, which the server then serves
+before the window can start (measure/window.drain_settled): at seed 003's 200 connections, about
+9 s of a `cpu` duet side's time per window instead of about 1.5 s."""
+
+
 def wrk_settle(request: LoadRequest, seconds: float, work_dir: Path) -> None:
     """Load `request.url` for `seconds` with wrk and throw the result away."""
     if seconds <= 0:
         return
-    argv = [*taskset_prefix(request.cpus), "wrk", "--threads", str(max(1, min(len(request.cpus) or 1,
-                                                                               request.connections))),
-            "--connections", str(request.connections), "--duration", f"{math.ceil(seconds) + 1}s",
+    connections = min(request.connections, SETTLE_CONNECTIONS)
+    argv = [*taskset_prefix(request.cpus), "wrk", "--threads", str(max(1, min(len(request.cpus) or 1, connections))),
+            "--connections", str(connections), "--duration", f"{math.ceil(seconds) + 1}s",
             "--timeout", f"{max(1, math.ceil(request.timeout_s))}s"]
     if not request.keepalive:
         argv += ["--header", "Connection: close"]

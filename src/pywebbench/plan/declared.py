@@ -88,6 +88,17 @@ def fraction(text: str) -> float:
     return value
 
 
+def rates(text: str) -> tuple[float, ...]:
+    """Offered rates in req/s: one, or a list (500,1000,2000)."""
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise ValueError(f"not a rate list: {text!r}") from None
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+        raise ValueError(f"rates must be positive: {text!r}")
+    return values
+
+
 def round_trip(text: str) -> float:
     try:
         values = parse_values(Knob.RTT, text)
@@ -112,6 +123,9 @@ class Option:
     commands: frozenset[Command] = EVERY
     aliases: tuple[str, ...] = ()
     """Other spellings the parser accepts (app's --rounds for --repeats)."""
+    by_command: bool = False
+    """Parsed here, made into RunOptions by the command (a list of rates becomes a sweep), so not
+    handed to the option layers as given."""
 
     @property
     def name(self) -> str:
@@ -192,6 +206,10 @@ OPTIONS: tuple[Option, ...] = (
     O("hosts", "--hosts", "an inventory placing the roles on hosts over SSH", metavar="HOSTS_TOML",
       commands=RUN_LIKE),
     O("allow_remote", "--allow-remote", "the inventory may name public addresses", kind=Kind.ON, commands=RUN_LIKE),
+    O("rate", "--rate", "open loop: the offered req/s of every window (oha, or vegeta for a mix of several "
+      "--request); a list (500,1000,2000) measures a latency-versus-offered-load curve (run, sweep); with --tune "
+      "--slo, the first rate of each search", rates, metavar="REQ/S[,...]",
+      commands=frozenset({Command.RUN, Command.SWEEP, Command.APP}), by_command=True),
     O("rtt_s", "--rtt", "round trip added on every link between hosts, e.g. 2ms (--hosts or --topology netns; "
       "sweepable: --knob rtt=0,2ms)", round_trip, commands=RUN_LIKE),
     O("db", "--db", "what /posts reads: postgresql ({default}) or a SQLite file filled with the same rows",
@@ -223,7 +241,7 @@ def add_options(parser: argparse.ArgumentParser, command: Command) -> None:
 
 def flags_of(args: argparse.Namespace, command: Command) -> dict[str, object]:
     """The parsed values of the command's options, by RunOptions field (None: not given)."""
-    flags: dict[str, object] = {o.field: getattr(args, o.field) for o in declared(command)}
+    flags: dict[str, object] = {o.field: getattr(args, o.field) for o in declared(command) if not o.by_command}
     for name in ("stacks", "workloads"):
         if isinstance(flags.get(name), list):
             flags[name] = tuple(flags[name])  # type: ignore[arg-type]

@@ -167,4 +167,23 @@ def method_note(rows: list[Row]) -> str:
                  "with equal CPU shares, and each ratio to the baseline is the least-squares fit to all of "
                  "the round's pairs; it is relative efficiency under a shared CPU and answers CPU-bound "
                  "comparisons, not stacks limited by waiting (a database behind few workers).")
+        text += waiting_sides(rows)
     return text
+
+
+DUET_WAITING_SHARE = 0.7
+"""A duet side that used less than this part of its equal CPU share was waiting, not computing
+(the CPU-bound sides of the committed duet runs used 0.92-1.0 of it)."""
+
+
+def waiting_sides(rows: list[Row]) -> str:
+    """The duet rows measured, not assumed, to be limited by waiting: their ratio is not the answer
+    an interleaved run would give (the method is chosen per workload by this reading)."""
+    waiting = sorted({f"{r.label} on {r.spec.workload} ({r.cpu_percent:.0f}% of a CPU)" for r in rows
+                      if r.cpu_percent is not None and r.spec.stack_cpus
+                      and r.cpu_percent / 100 < DUET_WAITING_SHARE * len(r.spec.stack_cpus) / 2})
+    if not waiting:
+        return ""
+    return (f" Waiting, not computing: {'; '.join(waiting)} used under {DUET_WAITING_SHARE:.0%} of an equal CPU "
+            "share in their windows, so their duet ratios say little about them; measure those workloads with "
+            "--method interleaved.")

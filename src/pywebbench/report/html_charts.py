@@ -78,6 +78,7 @@ AXES = (
     Axis("stack_cpus", "stack CPUs", lambda s: float(len(s.stack_cpus)) if s.stack_cpus else None,
          lambda s: replace(s, stack_cpus=())),
     Axis("rate", "offered rate (req/s)", lambda s: s.rate, lambda s: replace(s, rate=None)),
+    Axis("rtt_s", "added round trip (ms)", lambda s: _opt(s.rtt_s, 1000.0), lambda s: replace(s, rtt_s=None)),
 )
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from pywebbench.errors import UserError
 from pywebbench.plan.declared import reference_table
-from pywebbench.report.pages import gate_series, method, rankings, readme_tuning, seeds
+from pywebbench.report.pages import catalog, coverage, gate_series, method, rankings, readme_tuning, seeds
 
 PAGES: dict[str, Callable[[Path], str]] = {
+    "catalog.md": catalog.render,
     "method.md": method.render,
     "rankings.md": rankings.render,
     "seeds.md": seeds.render_index,
@@ -25,7 +26,8 @@ PAGES: dict[str, Callable[[Path], str]] = {
 
 REGIONS: dict[str, dict[str, Callable[[Path], str]]] = {
     "README.md": {"tuning-example": readme_tuning.section, "seeds-table": seeds.readme_seeds_table,
-                  "calibration-summary": method.readme_calibration},
+                  "calibration-summary": method.readme_calibration, "gate-series": gate_series.section,
+                  "coverage-summary": coverage.readme_summary},
     "docs/reference.md": {"options-table": lambda results: reference_table()},
     "docs/ci-recipe.md": {"gate-series": gate_series.section},
 }

@@ -40,6 +40,26 @@ def _grid(cells: list[dict[str, Any]]) -> tuple[list[str], list[float]]:
     return lines, [c["covered"] / c["intervals"] for c in cells if c["intervals"]]
 
 
+def readme_summary(results: Path) -> str:
+    """The README's line on the simulated coverage of both grids (rendered, not typed)."""
+    said = []
+    for name, what in (("coverage.json", "interleaved"), ("duet.json", "duet")):
+        data = _read(results, name)
+        if data is None:
+            continue
+        cells = [c for c in data["cells"] if c["intervals"]]
+        rated = [c["covered"] / c["intervals"] for c in cells]
+        inside = sum(LOW <= c <= HIGH for c in rated)
+        launches = sorted({c["launches"] for c in cells})
+        stacks = sorted({c["stacks"] for c in cells})
+        said.append(f"{what}: {inside} of {len(rated)} shapes cover {LOW:.0%}-{HIGH:.0%} (lowest {min(rated):.1%}, "
+                    f"highest {max(rated):.1%}), {launches[0]}-{launches[-1]} launches and {stacks[0]}-{stacks[-1]} "
+                    "stacks")
+    if not said:
+        return "No coverage simulation committed yet (`scripts/coverage`).\n"
+    return "Simulated runs of known truth ([docs/method.md](docs/method.md)), " + "; ".join(said) + ".\n"
+
+
 def duet_section(results: Path) -> str:
     """The duet designs' coverage per shape, from docs/results/coverage/duet.json."""
     data = _read(results, "duet.json")

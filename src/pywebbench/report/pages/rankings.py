@@ -40,14 +40,19 @@ RUNS = (
            "--out docs/results/rankings/seed003-duet",
            "Seed 003's stacks on its two workloads (hello, and a CPU-bound endpoint), 200 connections, "
            "loaded two at a time: 52 windows a round per workload (its page, `docs/seed-003.md`, reads the "
-           "interleaved run). It did not get its first round done: 51% of its 24 minutes went to waiting "
-           "for the live servers to drain what the 200-connection windows left queued (15 s limits, and "
-           "about one CPU still busy among the 26 servers), so it bought 1 round in 1 launch and no "
-           "interval. At this many connections the drain, not the design, is what a run must fix first."),
+           "interleaved run). Made after windows began to wait for their settle's queue (2026-11-26), before "
+           "the settle was capped at 32 connections: the budget bought 1 round in 1 launch, so no interval. "
+           "Of its 1,596 s, 576 s (36%) went to the live servers serving what each 200-connection settle left "
+           "queued, 480 s (30%) to draining what each window left, and 437 s (27%) to measuring: at 200 "
+           "connections a `cpu` side serves about 25 req/s, so each queue is some 8 s of work. The run before "
+           "(the same command without those waits) read 0 req/s in every `cpu` window. Here the `cpu` ratios "
+           "lie within 0.97-1.08 of the baseline but for the five uWSGI stacks (0.70-0.74, with about 1.4 times the CPU "
+           "per request): the sieve, not the framework or the worker model, is the work."),
     Ranked("rankings/catalog", "The whole catalog on hello",
            "pywebbench run --stack '*' --workload hello --method duet --launch-block 15 --budget 2h "
            "--out docs/results/rankings/catalog",
-           "Every stack that runs here, in launch blocks of 15 and the baseline."),
+           "Every stack that runs here, in launch blocks of 15 and the baseline; `docs/catalog.md` is its "
+           "own page, with the best of each concurrency model and the stacks it could not rank."),
 )
 
 
@@ -74,12 +79,12 @@ def _section(results: Path, ranked: Ranked) -> str:
     summary = summarize(run)
     rated = [r for r in summary.rows if r.method != "restart" and r.ratio is not None]
     cells = list(dict.fromkeys(r.spec.cell for r in rated))
-    parts = [head, run_line(run, summary)]
+    parts = [head, run_line(run, summary, ties=False)]
     for cell in cells:  # one ranking per workload and setting: each was measured as its own set
         rows = sorted((r for r in rated if r.spec.cell == cell), key=lambda r: -(r.ratio or 0.0))
         if len(cells) > 1:
             parts.append(f"### {escape(rows[0].spec.workload)}")
-        parts += [_verdicts(summary, rows), _table(rows)]
+        parts += [verdict_line(summary, rows), _table(rows)]
     return "\n\n".join(parts)
 
 
@@ -87,19 +92,26 @@ def _table(rows: list[Row]) -> str:
     lines = ["| # | Stack | Req/s | Ratio [95%] | CPU ms/req | Peak RSS MiB | Against the next |",
              "|---:|---|---:|---|---:|---:|---|"]
     for i, row in enumerate(rows, start=1):
-        interval = f" [{row.ratio_ci[0]:.2f}, {row.ratio_ci[1]:.2f}]" if row.ratio_ci else \
-            f" ({row.interval_note})" if row.interval_note else ""
-        lines.append(f"| {i} | {code(row.label)} | {_number(row.rps, ',.0f')} | {row.ratio:.2f}{interval} | "
-                     f"{_number(row.cpu_ms_per_req, '.3f')} | {_number(row.rss_mb, '.0f')} | "
+        lines.append(f"| {i} | {code(row.label)} | {number_or_dash(row.rps, ',.0f')} | {ratio_cell(row)} | "
+                     f"{number_or_dash(row.cpu_ms_per_req, '.3f')} | {number_or_dash(row.rss_mb, '.0f')} | "
                      f"{escape(row.next_verdict or '')} |")
     return "\n".join(lines)
 
 
-def _number(value: float | None, spec: str) -> str:
+def ratio_cell(row: Row) -> str:
+    """The ratio with its interval, or why it has none."""
+    if row.ratio is None:
+        return "-"
+    if row.ratio_ci:
+        return f"{row.ratio:.2f} [{row.ratio_ci[0]:.2f}, {row.ratio_ci[1]:.2f}]"
+    return f"{row.ratio:.2f}" + (f" ({escape(row.interval_note)})" if row.interval_note else "")
+
+
+def number_or_dash(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _verdicts(summary: Summary, rows: list[Row]) -> str:
+def verdict_line(summary: Summary, rows: list[Row]) -> str:
     """How wide the intervals are and how many adjacent pairs were told apart."""
     halves = [max(r.ratio_ci[1] / r.ratio - 1, 1 - r.ratio_ci[0] / r.ratio)
               for r in rows if r.ratio_ci and r.ratio and r.label != summary.baseline]

@@ -38,6 +38,36 @@ def load_run(results: Path, preset: str) -> ResultSet | None:
     return load_results(directory) if results_path(directory).exists() else None
 
 
+SETTLE_DRAINED_SINCE = "2026-11-26T08:30:00+00:00"
+"""From this commit on, a window starts once its server has served what its settle or warmup left
+queued (measure/window.drain_settled); a run made before read each such window low."""
+
+
+def settle_backlog_note(results: ResultSet) -> str | None:
+    """For a run made before windows waited for their settle's queue: how low that read each
+    workload's windows, where it is 1% or more of its req/s (else None)."""
+    if results.header.created_at >= SETTLE_DRAINED_SINCE:
+        return None
+    shares: dict[str, list[float]] = defaultdict(list)
+    for trial in results.trials:
+        spec = trial.spec
+        if trial.load is None or trial.load.rps <= 0 or spec.rate or spec.requests or spec.duration_s <= 0:
+            continue
+        if spec.settle_s <= 0 and spec.warmup_s <= 0:
+            continue
+        lost = spec.connections / spec.duration_s  # the queued requests served, uncounted, in the window
+        shares[spec.workload].append(lost / (trial.load.rps + lost))
+    low = {w: sorted(v)[len(v) // 2] for w, v in shares.items() if sorted(v)[len(v) // 2] >= 0.01}
+    if not low:
+        return None
+    said = "; ".join(f"on `{escape(w)}` by about {share:.0%} (the median window)" for w, share in sorted(low.items()))
+    return ("**Read low where the queue was long.** This run was made before a window waited for its server to "
+            "serve what the settle (or warm-up) before it had left queued, one request per connection: every "
+            "window then spent its first connections / capacity seconds on those uncounted requests and read "
+            f"low by about connections / duration req/s, {said}. Ratios between stacks of very different speed on "
+            "those workloads are distorted; a re-run with today's harness corrects it.")
+
+
 def command(preset: str) -> str:
     return f"scripts/seed-runs {preset}"
 
@@ -62,8 +92,9 @@ def minutes_measured(results: ResultSet) -> float | None:
     return (end - start).total_seconds() / 60
 
 
-def run_line(results: ResultSet, summary: Summary) -> str:
-    """Which run, made how, with what spend: what the reader needs to weigh the intervals."""
+def run_line(results: ResultSet, summary: Summary, *, ties: bool = True) -> str:
+    """Which run, made how, with what spend: what the reader needs to weigh the intervals
+    (`ties`: the page's tables have a *Tie* column, which the line then explains)."""
     options = results.header.options
     rows = summary.rows
     method = rows[0].method if rows else str(options.get("method", "?"))
@@ -81,7 +112,7 @@ def run_line(results: ResultSet, summary: Summary) -> str:
             f"{'complete' if results.complete else 'incomplete'}): method {escape(method)}, up to {rounds} rounds "
             f"in {launches} launches{', ' + ', '.join(spend) if spend else ''}; ratios are to "
             f"`{summary.baseline}` in the same cell (paired within rounds under the interleaved and duet "
-            "methods). Rows with the same *Tie* number cannot be told apart with what was spent.")
+            "methods)." + (" Rows with the same *Tie* number cannot be told apart with what was spent." if ties else ""))
 
 
 # --- the seed's words ---------------------------------------------------------------------------
@@ -225,6 +256,8 @@ def preset_section(results_dir: Path, name: str, baseline: str, why_cpu: str, le
     parts = [f"{hashes} {escape(preset.title)}",
              f"`pywebbench run --preset {name}`; the seed's figures: {source(preset)}."]
     parts.append(run_line(results, summary) if results is not None and summary is not None else not_measured(name))
+    if results is not None and (low := settle_backlog_note(results)) is not None:
+        parts.append(low)
     workloads = list(dict.fromkeys([p.workload for p in published_throughput(preset, baseline)]
                                    + [r.spec.workload for r in (summary.rows if summary else ())]))
     for workload in workloads:

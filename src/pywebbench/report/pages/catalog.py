@@ -1,0 +1,87 @@
+"""docs/catalog.md: every stack of the catalog ranked on hello from one committed run, each with
+its ratio to the baseline and interval, CPU per request, peak memory and its verdict against
+the next one down; the best of each concurrency model; and every catalog stack the run could
+not rank, with why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pywebbench.analyze.rows import Row, summarize
+from pywebbench.catalog.registry import build_catalog
+from pywebbench.report.markdown import code, escape
+from pywebbench.report.pages.rankings import number_or_dash, ratio_cell, verdict_line
+from pywebbench.report.pages.seeds.common import run_line
+from pywebbench.results.store import load_results, results_path
+
+FOLDER = "rankings/catalog"
+COMMAND = ("pywebbench run --stack '*' --workload hello --method duet --launch-block 15 --budget 2h "
+           "--out docs/results/rankings/catalog")
+
+
+def render(results: Path) -> str:
+    folder = results / FOLDER
+    head = ["# The whole catalog on hello",
+            "<!-- Built by scripts/docs from docs/results/rankings/catalog; edit "
+            "src/pywebbench/report/pages/catalog.py, not this file. -->",
+            "Every stack `pywebbench list` offers, on the smallest workload (`/hello`), from one run on this "
+            "project's shared 2-core VM with nothing else running. The stacks ran in launch blocks (a few "
+            "live servers and the baseline at a time, the blocks drawn afresh each cycle) and were loaded two "
+            "at a time by the sparse duet: each stack beside its neighbours in the ranking so far and beside a "
+            "random cycle's (`docs/method.md`). A ratio is relative efficiency at an equal share of one CPU "
+            "against the baseline; its interval is a 95% interval at the run's shape, whose coverage the "
+            "duet grid of `docs/method.md` shows by simulation. *Against the next*: the row against the one "
+            "below it, different (their paired interval excludes 1), equivalent (within the run's "
+            "`--equivalence` margin by two one-sided tests) or unresolved (neither).",
+            f"`{COMMAND}`"]
+    if not results_path(folder).exists():
+        return "\n\n".join([*head, "Not measured yet."]) + "\n"
+    run = load_results(folder)
+    summary = summarize(run)
+    rated = _ranked(summary.rows)
+    parts = [*head, run_line(run, summary, ties=False), verdict_line(summary, rated), _table(rated),
+             "## The best of each concurrency model", _best(rated), "## Not ranked", _unranked(summary.rows)]
+    return "\n\n".join(parts) + "\n"
+
+
+def _ranked(rows: tuple[Row, ...]) -> list[Row]:
+    return sorted((r for r in rows if r.method != "restart" and r.ratio is not None), key=lambda r: -(r.ratio or 0.0))
+
+
+def _table(rows: list[Row]) -> str:
+    lines = ["| # | Stack | Interface | Concurrency | Ratio [95%] | CPU ms/req | Peak RSS MiB | Against the next |",
+             "|---:|---|---|---|---|---:|---:|---|"]
+    for i, row in enumerate(rows, start=1):
+        lines.append(f"| {i} | {code(row.label)} | {escape(row.stack.interface)} | {escape(row.stack.concurrency)} | "
+                     f"{ratio_cell(row)} | {number_or_dash(row.cpu_ms_per_req, '.3f')} | {number_or_dash(row.rss_mb, '.0f')} | "
+                     f"{escape(row.next_verdict or '')} |")
+    return "\n".join(lines)
+
+
+def _best(rows: list[Row]) -> str:
+    """The highest-ranked stack of each concurrency model, with how many of that model ranked."""
+    firsts: dict[str, tuple[int, Row]] = {}
+    counts: dict[str, int] = {}
+    for place, row in enumerate(rows, start=1):
+        model = row.stack.concurrency
+        counts[model] = counts.get(model, 0) + 1
+        firsts.setdefault(model, (place, row))
+    lines = ["| Concurrency | Stacks ranked | Best | Its place | Ratio [95%] |", "|---|---:|---|---:|---|"]
+    for model, (place, row) in sorted(firsts.items(), key=lambda item: item[1][0]):
+        lines.append(f"| {escape(model)} | {counts[model]} | {code(row.label)} | {place} | {ratio_cell(row)} |")
+    return "\n".join(lines)
+
+
+def _unranked(rows: tuple[Row, ...]) -> str:
+    """Catalog stacks without a ratio here: in the run but never measured right, or not in it."""
+    ranked = {r.label for r in _ranked(rows)}
+    lines = [f"- {code(r.label)}: {escape(r.status)}" + (f" ({escape(_first_line(r.note))})" if r.note else "")
+             for r in rows if r.label not in ranked]
+    present = {r.stack.id for r in rows}
+    if absent := [code(s.id) for s in build_catalog().stacks if s.id not in present]:
+        lines.append(f"- Not in the run ({len(absent)}): {', '.join(absent)}")
+    return "\n".join(lines) if lines else "Every catalog stack is ranked above."
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else text

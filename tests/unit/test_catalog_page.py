@@ -1,0 +1,31 @@
+"""docs/catalog.md: the whole catalog ranked from one committed run, the best of each
+concurrency model, and every catalog stack the run could not rank."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pywebbench.catalog.registry import build_catalog
+from pywebbench.report.pages import catalog
+
+RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
+
+
+def test_a_ranked_run_gives_every_row_its_interval_verdict_and_the_absent_stacks(tmp_path: Path) -> None:
+    # The committed 14-stack duet run stands in for a catalog run: the page reads any ranking.
+    shutil.copytree(RESULTS / "rankings" / "default-duet", tmp_path / catalog.FOLDER)
+    text = catalog.render(tmp_path)
+    assert "| 1 | `bottle:bjoern` | WSGI | Sync | 14.83 [14.32, 15.36] |" in text
+    assert "14 stacks; 13 of 13 ratios have an interval" in text
+    best = text.split("## The best of each concurrency model")[1].split("\n## ")[0]
+    assert "| Sync | 5 | `bottle:bjoern` | 1 |" in best and "| Async-Coroutine | 7 | `starlette:granian` | 2 |" in best
+    unranked = text.split("## Not ranked")[1]
+    assert f"Not in the run ({len(build_catalog().stacks) - 14}):" in unranked
+    assert "`django:uwsgi`" in unranked and "`bottle:bjoern`" not in unranked
+    assert "*Tie*" not in text  # its tables have no tie column, so the run line does not explain one
+
+
+def test_before_the_run_the_page_shows_its_command(tmp_path: Path) -> None:
+    text = catalog.render(tmp_path)
+    assert text.rstrip().endswith("Not measured yet.") and "--stack '*'" in text
