@@ -20,6 +20,11 @@ def test_a_ranked_run_gives_every_row_its_interval_verdict_and_the_absent_stacks
     assert "14 stacks; 13 of 13 ratios have an interval" in text
     best = text.split("## The best of each concurrency model")[1].split("\n## ")[0]
     assert "| Sync | 5 | `bottle:bjoern` | 1 |" in best and "| Async-Coroutine | 7 | `starlette:granian` | 2 |" in best
+    servers = text.split("## Each server and worker model across frameworks")[1].split("\n## ")[0]
+    assert ("| `uvicorn` | 2 | 4.96 | `starlette:uvicorn` 6.94 [6.70, 7.19], #4 | "
+            "`fastapi:uvicorn` 2.98 [2.87, 3.08], #6 |") in servers
+    frameworks = text.split("## Each framework across servers")[1].split("\n## ")[0]
+    assert "| `flask` | 5 | 1.35 | `flask:gunicorn-meinheld` 2.60 [2.50, 2.70], #7 |" in frameworks
     unranked = text.split("## Not ranked")[1]
     assert f"Not in the run ({len(build_catalog().stacks) - 14}):" in unranked
     assert "`django:uwsgi`" in unranked and "`bottle:bjoern`" not in unranked
@@ -28,4 +33,4 @@ def test_a_ranked_run_gives_every_row_its_interval_verdict_and_the_absent_stacks
 
 def test_before_the_run_the_page_shows_its_command(tmp_path: Path) -> None:
     text = catalog.render(tmp_path)
-    assert text.rstrip().endswith("Not measured yet.") and "--stack '*'" in text
+    assert text.rstrip().endswith("Not measured yet.") and "--stack '*:*'" in text

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from pywebbench.analyze.coverage import Shape
-from pywebbench.analyze.duet_coverage import DuetNoise, simulate_cell, simulate_run
+from pywebbench.analyze.duet_coverage import DuetNoise, simulate_block_run, simulate_cell, simulate_run
 
 
 def test_a_sparse_duet_of_fourteen_stacks_in_three_launches_covers_95_percent() -> None:
@@ -20,3 +23,30 @@ def test_without_noise_each_round_recovers_the_truth_exactly() -> None:
     logs, truth = simulate_run(Shape(2, 2, 9), quiet, np.random.default_rng(1))
     assert logs.shape == (8, 2, 2)
     assert np.allclose(logs, truth[:, None, None])  # the host's speed is shared by both sides: it cancels
+
+
+def test_in_launch_blocks_every_stack_gets_a_ratio_in_every_launch_and_without_noise_the_truth() -> None:
+    quiet = DuetNoise(side_sd=0.0, launch_sd=0.0, run_sd=0.0, outlier_rate=0.0)
+    logs, truth = simulate_block_run(Shape(3, 1, 26), 8, quiet, np.random.default_rng(2))
+    assert logs.shape == (25, 3, 1) and not np.isnan(logs).any()
+    assert np.allclose(logs, truth[:, None, None])
+
+
+def test_a_duet_in_launch_blocks_covers_95_percent() -> None:
+    # Seed 003's size in blocks of 8 and the baseline, three launches of one round each: the
+    # baseline's launch effect is drawn afresh in every block, and the intervals still hold.
+    cell = simulate_cell(Shape(3, 1, 26), runs=200, seed=11, block=8)
+    assert cell.intervals == 200 * 25
+    assert cell.coverage is not None and 0.93 <= cell.coverage <= 0.97, cell
+
+
+def test_the_method_page_renders_the_block_cells_and_says_before_they_exist(tmp_path: Path) -> None:
+    from pywebbench.report.pages.coverage import blocks_section
+    assert "No simulation of duet runs in launch blocks" in blocks_section(tmp_path)
+    cells = [{"launches": n, "rounds": 1, "stacks": 127, "block": 15, "runs": 200, "intervals": 25200,
+              "covered": covered, "without": 0, "median_half_width": 0.05} for n, covered in ((2, 23940), (3, 24192))]
+    (tmp_path / "coverage").mkdir()
+    (tmp_path / "coverage" / "duet-blocks.json").write_text(json.dumps({"schema": 1, "cells": cells}))
+    text = blocks_section(tmp_path)
+    assert "| 127, blocks of 15 | 95.0% ±5% | 96.0% ±5% |" in text
+    assert "2 of 2 cells cover between 93% and 97%" in text

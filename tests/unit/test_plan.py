@@ -17,6 +17,13 @@ def test_globs_select_in_catalog_order() -> None:
     assert "flask:gunicorn-gevent" in ids and all(i.startswith("flask:gunicorn-") for i in ids)
 
 
+def test_a_bare_glob_matches_whole_ids_so_star_is_the_catalog() -> None:
+    every, skipped = select_stacks(CATALOG, ("*",))
+    assert len(every) + len(skipped) == len(CATALOG.stacks)
+    assert {s.id for s in select_stacks(CATALOG, ("*bjoern",))[0]} == {
+        s.id for s in CATALOG.stacks if s.id.endswith(":bjoern") and not s.unavailable}
+
+
 def test_bad_patterns_are_refused() -> None:
     with pytest.raises(UserError, match="FRAMEWORK:SERVER"):
         select_stacks(CATALOG, ("flask",))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -48,46 +49,96 @@ class DuetNoise:
     outlier_factor: float = 0.8
 
 
+@dataclass
+class _Truth:
+    """One simulated run's fixed parts, and the provisional levels its rounds read."""
+
+    mu: _Array
+    offset: _Array
+    scale: _Array
+    sums: _Array
+    counts: _Array
+
+
+def _truth(stacks: int, noise: DuetNoise, rng: np.random.Generator) -> _Truth:
+    scale = np.exp(rng.normal(0.0, noise.stack_spread, stacks)) * np.where(rng.random(stacks) < noise.noisy_share,
+                                                                           3.0, 1.0)
+    mu = rng.normal(0.0, 0.5, stacks)
+    offset = rng.normal(0.0, noise.run_sd, stacks)
+    offset[0] = 0.0  # DUET_RUN_SD is the sd of a ratio's offset: the baseline's own is in each stack's
+    return _Truth(mu, offset, scale, np.zeros(stacks), np.zeros(stacks))
+
+
+def _round(truth: _Truth, members: list[int], launch: _Array, noise: DuetNoise, rng: np.random.Generator,
+           design_rng: random.Random) -> dict[str, float]:
+    """One round over `members` (the baseline, 0, among them) with these launch effects (by
+    stack): the harness's pairs, each side's value, and the least-squares log ratios to 0."""
+    labels = [str(i) for i in members]
+    levels = {str(i): truth.sums[i] / truth.counts[i] for i in members if truth.counts[i]}
+    pairs = [(int(a), int(b)) for a, b in duet_pairs(labels, levels, design_rng)]
+    sides = np.array(pairs)
+    shared = rng.normal(0.0, noise.machine_sd, (len(pairs), 1))
+    tail_scale = math.sqrt(noise.tail_df / (noise.tail_df - 2.0))
+    own = rng.standard_t(noise.tail_df, sides.shape) / tail_scale * noise.side_sd * truth.scale[sides]
+    outliers = np.where(rng.random(sides.shape) < noise.outlier_rate, math.log(noise.outlier_factor), 0.0)
+    values = truth.mu[sides] + launch[sides] + truth.offset[sides] + shared + own + outliers
+    np.add.at(truth.sums, sides.ravel(), values.ravel())
+    np.add.at(truth.counts, sides.ravel(), 1.0)
+    return round_levels([{str(a): math.exp(va), str(b): math.exp(vb)}
+                         for (a, b), (va, vb) in zip(pairs, values.tolist(), strict=True)], "0")
+
+
 def simulate_run(shape: Shape, noise: DuetNoise, rng: np.random.Generator) -> tuple[_Array, _Array]:
     """One run's round log ratios to the baseline (stacks - 1, launches, rounds) and their truths."""
     s = shape.stacks
-    labels = [str(i) for i in range(s)]
-    scale = np.exp(rng.normal(0.0, noise.stack_spread, s)) * np.where(rng.random(s) < noise.noisy_share, 3.0, 1.0)
-    mu = rng.normal(0.0, 0.5, s)
-    offset = rng.normal(0.0, noise.run_sd, s)
-    offset[0] = 0.0  # DUET_RUN_SD is the sd of a ratio's offset: the baseline's own is in each stack's
-    launch = rng.normal(0.0, noise.launch_sd, (s, shape.launches)) * scale[:, None]
+    truth = _truth(s, noise, rng)
+    launch = rng.normal(0.0, noise.launch_sd, (s, shape.launches)) * truth.scale[:, None]
     design_rng = random.Random(int(rng.integers(2**32)))
-    sums, counts = np.zeros(s), np.zeros(s)
     logs = np.full((s - 1, shape.launches, shape.rounds), np.nan)
-    tail_scale = math.sqrt(noise.tail_df / (noise.tail_df - 2.0))
     for l in range(shape.launches):
         for r in range(shape.rounds):
-            levels = {labels[i]: sums[i] / counts[i] for i in range(s) if counts[i]}
-            pairs = [(int(a), int(b)) for a, b in duet_pairs(labels, levels, design_rng)]
-            sides = np.array(pairs)
-            shared = rng.normal(0.0, noise.machine_sd, (len(pairs), 1))
-            own = rng.standard_t(noise.tail_df, sides.shape) / tail_scale * noise.side_sd * scale[sides]
-            outliers = np.where(rng.random(sides.shape) < noise.outlier_rate, math.log(noise.outlier_factor), 0.0)
-            values = mu[sides] + launch[sides, l] + offset[sides] + shared + own + outliers
-            np.add.at(sums, sides.ravel(), values.ravel())
-            np.add.at(counts, sides.ravel(), 1.0)
-            fitted = round_levels([{labels[a]: math.exp(va), labels[b]: math.exp(vb)}
-                                   for (a, b), (va, vb) in zip(pairs, values.tolist(), strict=True)], labels[0])
+            fitted = _round(truth, list(range(s)), launch[:, l], noise, rng, design_rng)
             for i in range(1, s):
-                if labels[i] in fitted:
-                    logs[i - 1, l, r] = fitted[labels[i]]
-    return logs, mu[1:] - mu[0]
+                if str(i) in fitted:
+                    logs[i - 1, l, r] = fitted[str(i)]
+    return logs, truth.mu[1:] - truth.mu[0]
+
+
+def simulate_block_run(shape: Shape, block: int, noise: DuetNoise,
+                       rng: np.random.Generator) -> tuple[_Array, _Array]:
+    """The same under --launch-block: each cycle (a stack's launch) partitions the other stacks
+    at random into blocks of at most `block`, and each block is a launch of its own with the
+    baseline, whose launch effect is drawn afresh for every block (as measure/rounds.py runs it)."""
+    s = shape.stacks
+    truth = _truth(s, noise, rng)
+    launch = rng.normal(0.0, noise.launch_sd, (s, shape.launches)) * truth.scale[:, None]
+    design_rng = random.Random(int(rng.integers(2**32)))
+    logs = np.full((s - 1, shape.launches, shape.rounds), np.nan)
+    others = list(range(1, s))
+    count = max(1, math.ceil(len(others) / block))
+    for l in range(shape.launches):
+        design_rng.shuffle(others)
+        for members in (others[i::count] for i in range(count)):
+            effects = launch[:, l].copy()
+            effects[0] = rng.normal(0.0, noise.launch_sd) * truth.scale[0]
+            for r in range(shape.rounds):
+                fitted = _round(truth, [0, *members], effects, noise, rng, design_rng)
+                for i in members:
+                    if str(i) in fitted:
+                        logs[i - 1, l, r] = fitted[str(i)]
+    return logs, truth.mu[1:] - truth.mu[0]
 
 
 def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | None = None, seed: int = 0,
-                  confidence: float = 0.95) -> Cell:
-    """How often the duet intervals of simulated runs of this shape cover their truth."""
+                  confidence: float = 0.95, block: int | None = None) -> Cell:
+    """How often the duet intervals of simulated runs of this shape (in launch blocks of at most
+    `block` stacks and the baseline, if given) cover their truth."""
     # A run's ratios share its baseline, so they are far from independent draws: enough runs
     # per cell that the coverage's own error stays near a point (about 1.5% at 200 runs).
     count = runs if runs is not None else max(200, math.ceil(4000 / (shape.stacks - 1)))
     rng = np.random.default_rng(seed)
-    made = [simulate_run(shape, noise, rng) for _ in range(count)]
+    made = [simulate_run(shape, noise, rng) if block is None else simulate_block_run(shape, block, noise, rng)
+            for _ in range(count)]
     logs, truth = np.stack([m[0] for m in made]), np.stack([m[1] for m in made])
     bounds, _, _ = moderated_intervals(logs, confidence)
     intervals = covered = 0
@@ -123,9 +174,32 @@ def grid_record(noise: DuetNoise = DuetNoise(), *, seed: int = 0) -> dict[str, o
     }
 
 
+BLOCK_SHAPES = ((127, 15), (26, 8))
+"""(stacks, block): the whole catalog as the committed ranking ran it, and seed 003's size."""
+BLOCK_LAUNCHES = (2, 3, 4)
+
+
+def blocks_record(noise: DuetNoise = DuetNoise(), *, seed: int = 0) -> dict[str, object]:
+    """Duet runs in launch blocks, one round per launch (how a catalog ranking runs): the JSON
+    scripts/coverage commits as duet-blocks.json (schema 1)."""
+    shapes = [(Shape(l, 1, s), b) for s, b in BLOCK_SHAPES for l in BLOCK_LAUNCHES]
+    cells = [(simulate_cell(shape, noise, seed=seed + i, block=b), b) for i, (shape, b) in enumerate(shapes)]
+    return {
+        "schema": 1, "seed": seed, "noise": asdict(noise), "confidence": 0.95, "design": "plan/duet_design.py",
+        "cells": [{"launches": c.shape.launches, "rounds": c.shape.rounds, "stacks": c.shape.stacks, "block": b,
+                   "runs": c.runs, "intervals": c.intervals, "covered": c.covered, "without": c.without,
+                   "median_half_width": c.median_half_width} for c, b in cells],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
-    """python -m pywebbench.analyze.duet_coverage OUT.json: the duet grid (a few minutes here)."""
-    return write_record(argv, "pywebbench.analyze.duet_coverage", grid_record)
+    """python -m pywebbench.analyze.duet_coverage OUT.json [--blocks]: the duet grid (a few
+    minutes here), or with --blocks the launch-block cells."""
+    args = sys.argv[1:] if argv is None else argv
+    if "--blocks" in args:
+        return write_record([a for a in args if a != "--blocks"], "pywebbench.analyze.duet_coverage --blocks",
+                            blocks_record)
+    return write_record(args, "pywebbench.analyze.duet_coverage", grid_record)
 
 
 if __name__ == "__main__":

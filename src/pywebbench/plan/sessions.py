@@ -72,15 +72,16 @@ def select_stacks(catalog: Catalog, patterns: tuple[str, ...]) -> tuple[list[Sta
     """Stacks matching the patterns, in catalog order; named-but-impossible ones are errors.
 
     A pattern without wildcards must name one stack (or a server's default variant, so
-    `starlette:uvicorn` is Uvicorn with uvloop and httptools). A glob may also match stacks
-    that are unavailable here: those are skipped with their reason, not run.
+    `starlette:uvicorn` is Uvicorn with uvloop and httptools). A glob matches whole stack ids
+    (`*` is the whole catalog), and may also match stacks that are unavailable here: those are
+    skipped with their reason, not run.
     """
     chosen: dict[str, Stack] = {}
     skipped: dict[str, str] = {}
     for pattern in patterns:
-        if ":" not in pattern:
-            raise UserError(f"stack {pattern!r} must look like FRAMEWORK:SERVER[-MODEL]")
         is_glob = any(ch in pattern for ch in "*?[")
+        if ":" not in pattern and not is_glob:  # a glob matches whole ids: '*' is every stack
+            raise UserError(f"stack {pattern!r} must look like FRAMEWORK:SERVER[-MODEL]")
         if is_glob:
             matches = [s for s in catalog.stacks if fnmatch.fnmatchcase(s.id, pattern)]
             if not matches:

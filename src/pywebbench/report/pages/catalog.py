@@ -5,6 +5,9 @@ not rank, with why."""
 
 from __future__ import annotations
 
+import math
+import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 from pywebbench.analyze.rows import Row, summarize
@@ -15,8 +18,8 @@ from pywebbench.report.pages.seeds.common import run_line
 from pywebbench.results.store import load_results, results_path
 
 FOLDER = "rankings/catalog"
-COMMAND = ("pywebbench run --stack '*' --workload hello --method duet --launch-block 15 --budget 2h "
-           "--out docs/results/rankings/catalog")
+COMMAND = ("pywebbench run --stack '*:*' --workload hello --method duet --launch-block 15 --rounds-per-launch 1 "
+           "--budget 100m --out docs/results/rankings/catalog")
 
 
 def render(results: Path) -> str:
@@ -39,9 +42,28 @@ def render(results: Path) -> str:
     run = load_results(folder)
     summary = summarize(run)
     rated = _ranked(summary.rows)
-    parts = [*head, run_line(run, summary, ties=False), verdict_line(summary, rated), _table(rated),
-             "## The best of each concurrency model", _best(rated), "## Not ranked", _unranked(summary.rows)]
-    return "\n\n".join(parts) + "\n"
+    parts = [*head, run_line(run, summary, ties=False), verdict_line(summary, rated), _spread_line(rated), _table(rated),
+             "## The best of each concurrency model", _best(rated),
+             "## Each server and worker model across frameworks", _ACROSS_NOTE,
+             _across(rated, lambda r: r.label.split(":", 1)[1], "Server and model"),
+             "## Each framework across servers", _ACROSS_NOTE,
+             _across(rated, lambda r: r.label.split(":", 1)[0], "Framework"),
+             "## Not ranked", _unranked(summary.rows)]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _spread_line(rows: list[Row]) -> str:
+    """How far a stack's ratio moved between its launches: what made the intervals this wide."""
+    spreads = [r.ratio_interval.se_log * math.sqrt(r.ratio_interval.n_launches) for r in rows
+               if r.ratio_interval is not None and r.ratio_interval.n_launches > 1]
+    if not spreads:
+        return ""
+    return (f"A stack's ratio moved between its launches by about {statistics.median(spreads):.0%} (the median "
+            "stack's spread of its launch means, each launch a different block and its own pairs). The duet "
+            "simulations of `docs/method.md` assume the noise of the duet calibrations, which paired one stack "
+            "with itself (about 1.5% a side, 1% a launch), and give intervals of ±5-7% at this shape; pairs of "
+            "stacks whose speeds differ twentyfold share a CPU far less evenly. Why is not yet measured: both "
+            "sides' generators share one CPU, so a fast stack's generator may take its partner's time.")
 
 
 def _ranked(rows: tuple[Row, ...]) -> list[Row]:
@@ -69,6 +91,28 @@ def _best(rows: list[Row]) -> str:
     lines = ["| Concurrency | Stacks ranked | Best | Its place | Ratio [95%] |", "|---|---:|---|---:|---|"]
     for model, (place, row) in sorted(firsts.items(), key=lambda item: item[1][0]):
         lines.append(f"| {escape(model)} | {counts[model]} | {code(row.label)} | {place} | {ratio_cell(row)} |")
+    return "\n".join(lines)
+
+
+_ACROSS_NOTE = ("The median of its rows' ratios (a summary of the table above, with no interval of its "
+                "own), its best and worst row with their intervals, and their places in the ranking.")
+
+
+def _across(rows: list[Row], key: Callable[[Row], str], title: str) -> str:
+    """One line per group of rows (a server across frameworks, a framework across servers)."""
+    places = {r.label: i for i, r in enumerate(rows, start=1)}
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(row)
+    medians = {name: statistics.median(r.ratio or 0.0 for r in members) for name, members in groups.items()}
+    lines = [f"| {title} | Stacks | Median ratio | Best | Worst |", "|---|---:|---:|---|---|"]
+    for name in sorted(groups, key=lambda n: -medians[n]):
+        members = groups[name]
+        best, worst = members[0], members[-1]  # rows come ranked
+        lines.append(f"| {code(name)} | {len(members)} | {medians[name]:.2f} | "
+                     f"{code(best.label)} {ratio_cell(best)}, #{places[best.label]} | "
+                     + (f"{code(worst.label)} {ratio_cell(worst)}, #{places[worst.label]} |" if worst is not best
+                        else "- |"))
     return "\n".join(lines)
 
 

@@ -88,6 +88,35 @@ only a run of them can show.
 highest {max(rated):.1%})."""
 
 
+def blocks_section(results: Path) -> str:
+    """The duet's coverage when stacks run in launch blocks, from docs/results/coverage/duet-blocks.json."""
+    data = _read(results, "duet-blocks.json")
+    if data is None:
+        return "No simulation of duet runs in launch blocks committed yet (`scripts/coverage`)."
+    cells = data["cells"]
+    sizes = sorted({(c["stacks"], c["block"]) for c in cells}, reverse=True)
+    launches = sorted({c["launches"] for c in cells})
+    by = {(c["stacks"], c["block"], c["launches"]): c for c in cells}
+    lines = ["| stacks, block | " + " | ".join(f"{n} launches of 1 round" for n in launches) + " |",
+             "|---|" + "---|" * len(launches)]
+    for stacks, block in sizes:
+        lines.append(f"| {stacks}, blocks of {block} | "
+                     + " | ".join(_cell(by[(stacks, block, n)]) for n in launches) + " |")
+    rated = [c["covered"] / c["intervals"] for c in cells if c["intervals"]]
+    inside = sum(LOW <= c <= HIGH for c in rated)
+    return f"""\
+`--launch-block N` starts at most N stacks and the baseline per launch; a cycle of launches
+partitions the stacks into blocks drawn afresh, so each stack has a launch per cycle while the
+baseline has one per block, each with a launch effect of its own. The same simulated noise as
+above, {min(c["runs"] for c in cells):,}-{max(c["runs"] for c in cells):,} runs per cell, the
+blocks drawn as `measure/rounds.py` draws them (`simulate_block_run`):
+
+{chr(10).join(lines)}
+
+{inside} of {len(rated)} cells cover between {LOW:.0%} and {HIGH:.0%} (lowest {min(rated):.1%},
+highest {max(rated):.1%})."""
+
+
 def section(results: Path) -> str:
     data = _read(results, "coverage.json")
     if data is None:

@@ -165,7 +165,13 @@ def _coverage(results: Path) -> str:
 
 `python -m pywebbench.analyze.duet_coverage docs/results/coverage/duet.json` (in `scripts/coverage`)
 
-{coverage.duet_section(results)}"""
+{coverage.duet_section(results)}
+
+### Duet in launch blocks
+
+`python -m pywebbench.analyze.duet_coverage --blocks docs/results/coverage/duet-blocks.json` (in `scripts/coverage`)
+
+{coverage.blocks_section(results)}"""
 
 
 def render(results: Path) -> str:
