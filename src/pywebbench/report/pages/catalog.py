@@ -13,6 +13,7 @@ from pathlib import Path
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.report.markdown import code, escape
+from pywebbench.report.pages.coverage import read_record
 from pywebbench.report.pages.rankings import number_or_dash, ratio_cell, verdict_line
 from pywebbench.report.pages.seeds.common import run_line
 from pywebbench.results.store import load_results, results_path
@@ -42,7 +43,7 @@ def render(results: Path) -> str:
     run = load_results(folder)
     summary = summarize(run)
     rated = _ranked(summary.rows)
-    parts = [*head, run_line(run, summary, ties=False), verdict_line(summary, rated), _spread_line(rated), _table(rated),
+    parts = [*head, run_line(run, summary, ties=False), verdict_line(summary, rated), _spread_line(rated, results), _table(rated),
              "## The best of each concurrency model", _best(rated),
              "## Each server and worker model across frameworks", _ACROSS_NOTE,
              _across(rated, lambda r: r.label.split(":", 1)[1], "Server and model"),
@@ -52,18 +53,26 @@ def render(results: Path) -> str:
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
-def _spread_line(rows: list[Row]) -> str:
-    """How far a stack's ratio moved between its launches: what made the intervals this wide."""
+def _spread_line(rows: list[Row], results: Path) -> str:
+    """How far a stack's ratio moved between its launches: what made the intervals this wide,
+    beside what the simulation of duet runs in launch blocks gives at the calibrations' noise."""
     spreads = [r.ratio_interval.se_log * math.sqrt(r.ratio_interval.n_launches) for r in rows
                if r.ratio_interval is not None and r.ratio_interval.n_launches > 1]
     if not spreads:
         return ""
+    blocks = read_record(results, "duet-blocks.json")
+    largest = max((c["stacks"] for c in blocks["cells"]), default=0) if blocks else 0
+    halves = [c["median_half_width"] for c in blocks["cells"] if c["stacks"] == largest] if blocks else []
+    simulated = (f" (a side's noise {blocks['noise']['side_sd']:.1%}, a launch's {blocks['noise']['launch_sd']:.0%}), "
+                 f"and give intervals of ±{min(halves):.0%}-{max(halves):.0%} at {largest} stacks in blocks"
+                 if blocks and halves else "")
+    ratios = [r.ratio for r in rows if r.ratio]
     return (f"A stack's ratio moved between its launches by about {statistics.median(spreads):.0%} (the median "
             "stack's spread of its launch means, each launch a different block and its own pairs). The duet "
             "simulations of `docs/method.md` assume the noise of the duet calibrations, which paired one stack "
-            "with itself (about 1.5% a side, 1% a launch), and give intervals of ±5-7% at this shape; pairs of "
-            "stacks whose speeds differ twentyfold share a CPU far less evenly. Why is not yet measured: both "
-            "sides' generators share one CPU, so a fast stack's generator may take its partner's time.")
+            f"with itself{simulated}; pairs of stacks whose speeds differ up to {max(ratios) / min(ratios):.0f}-fold "
+            "share a CPU far less evenly. Why is not yet measured: both sides' generators share one CPU, so a fast "
+            "stack's generator may take its partner's time.")
 
 
 def _ranked(rows: tuple[Row, ...]) -> list[Row]:

@@ -20,7 +20,7 @@ def _cell(cell: dict[str, Any]) -> str:
     return f"{coverage:.1%} ±{cell['median_half_width']:.0%}{mark}"
 
 
-def _read(results: Path, name: str) -> dict[str, Any] | None:
+def read_record(results: Path, name: str) -> dict[str, Any] | None:
     """A simulation's committed record under docs/results/coverage/, or None before it is run."""
     path = results / "coverage" / name
     return json.loads(path.read_text()) if path.exists() else None
@@ -44,7 +44,7 @@ def readme_summary(results: Path) -> str:
     """The README's line on the simulated coverage of both grids (rendered, not typed)."""
     said = []
     for name, what in (("coverage.json", "interleaved"), ("duet.json", "duet")):
-        data = _read(results, name)
+        data = read_record(results, name)
         if data is None:
             continue
         cells = [c for c in data["cells"] if c["intervals"]]
@@ -62,7 +62,7 @@ def readme_summary(results: Path) -> str:
 
 def duet_section(results: Path) -> str:
     """The duet designs' coverage per shape, from docs/results/coverage/duet.json."""
-    data = _read(results, "duet.json")
+    data = read_record(results, "duet.json")
     if data is None:
         return "No simulation of duet runs committed yet (`scripts/coverage`)."
     cells, noise = data["cells"], data["noise"]
@@ -90,7 +90,7 @@ highest {max(rated):.1%})."""
 
 def blocks_section(results: Path) -> str:
     """The duet's coverage when stacks run in launch blocks, from docs/results/coverage/duet-blocks.json."""
-    data = _read(results, "duet-blocks.json")
+    data = read_record(results, "duet-blocks.json")
     if data is None:
         return "No simulation of duet runs in launch blocks committed yet (`scripts/coverage`)."
     cells = data["cells"]
@@ -118,7 +118,7 @@ highest {max(rated):.1%})."""
 
 
 def section(results: Path) -> str:
-    data = _read(results, "coverage.json")
+    data = read_record(results, "coverage.json")
     if data is None:
         return "No coverage grid committed yet (`scripts/coverage`)."
     cells, noise = data["cells"], data["noise"]
@@ -148,7 +148,7 @@ give none either: "needs 3 launches" (`plan/interval_rule.py`)."""
 
 def allocation_section(results: Path) -> str:
     """The adaptive design's coverage and what it answers, from docs/results/coverage/allocation.json."""
-    data = _read(results, "allocation.json")
+    data = read_record(results, "allocation.json")
     if data is None:
         return "No simulation of adaptive allocation committed yet (`scripts/coverage`)."
     lines = ["| stacks | even design: launches x rounds | rule | coverage | adaptive launches (mean) "
