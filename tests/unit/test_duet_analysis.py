@@ -97,3 +97,22 @@ def test_the_duet_run_term_is_what_the_committed_calibrations_show() -> None:
     excess = math.sqrt(max(0.0, float(np.var(logs, ddof=1)) - within))
     assert excess == pytest.approx(DUET_RUN_SD, abs=0.0005)
     assert sum(holds for _, _, holds in runs) >= len(runs) - 1  # A/A holds 1 in all but at most one run
+
+
+def test_window_noise_is_the_rms_around_each_rounds_fit_on_its_residual_degrees_of_freedom() -> None:
+    from pywebbench.analyze.duet import window_noise
+    # Three stacks, every pair once: 3 windows, 2 levels fitted, 1 residual df per round. Levels
+    # 1 : 2 : 4 with the a-c window off by a factor e^0.03: the fit spreads it over the cycle.
+    def sides(launch: int, off: float) -> list[PairSide]:
+        values = {("a", "b"): (1.0, 2.0), ("b", "c"): (2.0, 4.0), ("a", "c"): (1.0 * math.exp(off), 4.0)}
+        out = []
+        for (x, y), (vx, vy) in values.items():
+            out += [PairSide(launch, 1, x, y, vx), PairSide(launch, 1, y, x, vy)]
+        return out
+    found = window_noise(sides(1, 0.03) + sides(2, -0.03))
+    assert found is not None
+    rms, df = found
+    assert df == 2
+    # A cycle's residuals are each one third of the loop's misfit: three of 0.01 per round.
+    assert math.isclose(rms, math.sqrt(6 * 0.01 ** 2 / 2), rel_tol=1e-9)
+    assert window_noise(sides(1, 0.0)[:2]) is None  # one window, one level: no residual

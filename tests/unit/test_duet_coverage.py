@@ -25,11 +25,13 @@ def test_without_noise_each_round_recovers_the_truth_exactly() -> None:
     assert np.allclose(logs, truth[:, None, None])  # the host's speed is shared by both sides: it cancels
 
 
-def test_in_launch_blocks_every_stack_gets_a_ratio_in_every_launch_and_without_noise_the_truth() -> None:
+def test_in_launch_blocks_each_block_is_a_launch_and_each_stack_has_one_per_cycle() -> None:
     quiet = DuetNoise(side_sd=0.0, launch_sd=0.0, run_sd=0.0, outlier_rate=0.0)
     logs, truth = simulate_block_run(Shape(3, 1, 26), 8, quiet, np.random.default_rng(2))
-    assert logs.shape == (25, 3, 1) and not np.isnan(logs).any()
-    assert np.allclose(logs, truth[:, None, None])
+    assert logs.shape == (25, 3 * 4, 1)  # 25 stacks in blocks of at most 8: four launches a cycle
+    present = ~np.isnan(logs[..., 0])
+    assert (present.reshape(25, 3, 4).sum(axis=-1) == 1).all()
+    assert np.allclose(np.where(present, logs[..., 0], truth[:, None]), truth[:, None])
 
 
 def test_a_duet_in_launch_blocks_covers_95_percent() -> None:
@@ -46,7 +48,9 @@ def test_the_method_page_renders_the_block_cells_and_says_before_they_exist(tmp_
     cells = [{"launches": n, "rounds": 1, "stacks": 127, "block": 15, "runs": 200, "intervals": 25200,
               "covered": covered, "without": 0, "median_half_width": 0.05} for n, covered in ((2, 23940), (3, 24192))]
     (tmp_path / "coverage").mkdir()
-    (tmp_path / "coverage" / "duet-blocks.json").write_text(json.dumps({"schema": 1, "cells": cells}))
+    noises = {"catalog": {"side_sd": 0.04}}
+    (tmp_path / "coverage" / "duet-blocks.json").write_text(
+        json.dumps({"schema": 2, "noises": noises, "cells": [{"noise": "catalog", **c} for c in cells]}))
     text = blocks_section(tmp_path)
-    assert "| 127, blocks of 15 | 95.0% ±5% | 96.0% ±5% |" in text
+    assert "| catalog, a side 4.0% | 127, blocks of 15 | 95.0% ±5% | 96.0% ±5% |" in text
     assert "2 of 2 cells cover between 93% and 97%" in text

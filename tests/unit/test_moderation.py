@@ -10,7 +10,7 @@ import pytest
 from scipy.special import stdtrit
 
 from pywebbench.analyze.coverage import Noise, Shape, simulate_cell, simulate_logs
-from pywebbench.analyze.moderation import Prior, estimate_priors, launch_intervals, moderated_intervals
+from pywebbench.analyze.moderation import Prior, estimate_priors, launch_effects, launch_intervals, moderated_intervals
 from pywebbench.analyze.paired import Observation, ratio_interval, table_intervals, why_no_interval
 from pywebbench.analyze.pairing import Paired, moderated_table
 from pywebbench.plan.interval_rule import launches_needed, why_none
@@ -144,3 +144,37 @@ def test_a_one_launch_table_says_how_many_launches_its_size_needs() -> None:
 
     assert {p.why_none for p in moderated_table(table(4))[0].values()} == {"needs 2 launches"}
     assert {p.why_none for p in moderated_table(table(2))[0].values()} == {"needs 3 launches"}
+
+
+def test_a_launch_holding_some_stacks_only_is_not_read_as_their_mean_level() -> None:
+    # Launch blocks: each launch holds a few stacks of very different levels. The plain mean of
+    # a launch is the mean level of its block; the additive fit returns the launch effect.
+    rng = np.random.default_rng(5)
+    stacks, launches = 30, 12
+    level = rng.normal(0.0, 1.0, stacks)
+    effect = rng.normal(0.0, 0.05, launches)
+    means = np.full((stacks, launches), np.nan)
+    for cycle in range(4):
+        order = rng.permutation(stacks)
+        for block in range(3):
+            for s in order[block::3]:
+                means[s, cycle * 3 + block] = level[s] + effect[cycle * 3 + block]
+    found = launch_effects(means)
+    assert np.allclose(found - found.mean(), effect - effect.mean(), atol=1e-8)
+    complete = level[:, None] + effect[None, :]
+    assert np.allclose(launch_effects(complete), complete.mean(axis=0))  # every stack: the launch's mean
+
+
+def test_stacks_in_blocks_get_intervals_as_narrow_as_their_own_spread() -> None:
+    rng = np.random.default_rng(6)
+    stacks, cycles, blocks = 40, 3, 4
+    level = rng.normal(0.0, 1.0, stacks)
+    logs = np.full((stacks, cycles * blocks, 1), np.nan)
+    for cycle in range(cycles):
+        order = rng.permutation(stacks)
+        for block in range(blocks):
+            shift = rng.normal(0.0, 0.01)
+            for s in order[block::blocks]:
+                logs[s, cycle * blocks + block, 0] = level[s] + shift + rng.normal(0.0, 0.01)
+    bounds, _, _ = moderated_intervals(logs)
+    assert np.nanmedian(bounds.half) < 0.05  # the blocks' mean levels (sd ~0.3) would give ±50%

@@ -90,6 +90,31 @@ def round_levels(pairs: list[dict[str, float]], baseline: str) -> dict[str, floa
     return {baseline: 0.0, **{name: float(solution[column[name]]) for name in stacks}}
 
 
+def window_noise(sides: Sequence[PairSide]) -> tuple[float, int] | None:
+    """The RMS of the windows' log ratios around their round's least-squares fit, on the fit's
+    residual degrees of freedom (windows less fitted levels), pooled over rounds: the pair noise
+    a run itself shows, to set beside the calibrations'. None where no round has a residual."""
+    by_round: dict[tuple[int, int], dict[frozenset[str], dict[str, float]]] = defaultdict(dict)
+    for side in sides:
+        if side.value > 0 and side.partner:
+            by_round[(side.launch, side.round)].setdefault(frozenset((side.label, side.partner)), {})[side.label] = side.value
+    squares, df = 0.0, 0
+    for pairs in by_round.values():
+        complete = [values for values in pairs.values() if len(values) == 2]
+        stacks = {name for values in complete for name in values}
+        if len(complete) < len(stacks):
+            continue
+        anchor = min(stacks)
+        levels = round_levels(complete, anchor)
+        if len(levels) != len(stacks):
+            continue
+        for values in complete:
+            (a, va), (b, vb) = sorted(values.items())
+            squares += (math.log(va / vb) - (levels[a] - levels[b])) ** 2
+        df += len(complete) - (len(stacks) - 1)
+    return (math.sqrt(squares / df), df) if df > 0 else None
+
+
 def _connected(pairs: list[dict[str, float]], start: str) -> set[str]:
     """The stacks reachable from `start` through the round's complete pairs."""
     neighbours: dict[str, set[str]] = defaultdict(set)

@@ -106,26 +106,28 @@ def simulate_run(shape: Shape, noise: DuetNoise, rng: np.random.Generator) -> tu
 
 def simulate_block_run(shape: Shape, block: int, noise: DuetNoise,
                        rng: np.random.Generator) -> tuple[_Array, _Array]:
-    """The same under --launch-block: each cycle (a stack's launch) partitions the other stacks
-    at random into blocks of at most `block`, and each block is a launch of its own with the
-    baseline, whose launch effect is drawn afresh for every block (as measure/rounds.py runs it)."""
+    """The same under --launch-block: each cycle (`shape.launches` of them, one launch of each
+    stack) partitions the other stacks at random into blocks of at most `block`, and each block
+    is a launch of its own with the baseline, whose launch effect is drawn afresh for every
+    block (as measure/rounds.py runs it). The logs are laid out by launch as the report reads a
+    run's trials: (stack, launch, round), each stack present in its own block's launch only."""
     s = shape.stacks
     truth = _truth(s, noise, rng)
     launch = rng.normal(0.0, noise.launch_sd, (s, shape.launches)) * truth.scale[:, None]
     design_rng = random.Random(int(rng.integers(2**32)))
-    logs = np.full((s - 1, shape.launches, shape.rounds), np.nan)
     others = list(range(1, s))
     count = max(1, math.ceil(len(others) / block))
+    logs = np.full((s - 1, shape.launches * count, shape.rounds), np.nan)
     for l in range(shape.launches):
         design_rng.shuffle(others)
-        for members in (others[i::count] for i in range(count)):
+        for index, members in enumerate(others[i::count] for i in range(count)):
             effects = launch[:, l].copy()
             effects[0] = rng.normal(0.0, noise.launch_sd) * truth.scale[0]
             for r in range(shape.rounds):
                 fitted = _round(truth, [0, *members], effects, noise, rng, design_rng)
                 for i in members:
                     if str(i) in fitted:
-                        logs[i - 1, l, r] = fitted[str(i)]
+                        logs[i - 1, l * count + index, r] = fitted[str(i)]
     return logs, truth.mu[1:] - truth.mu[0]
 
 
@@ -179,16 +181,25 @@ BLOCK_SHAPES = ((127, 15), (26, 8))
 BLOCK_LAUNCHES = (2, 3, 4)
 
 
-def blocks_record(noise: DuetNoise = DuetNoise(), *, seed: int = 0) -> dict[str, object]:
-    """Duet runs in launch blocks, one round per launch (how a catalog ranking runs): the JSON
-    scripts/coverage commits as duet-blocks.json (schema 1)."""
-    shapes = [(Shape(l, 1, s), b) for s, b in BLOCK_SHAPES for l in BLOCK_LAUNCHES]
-    cells = [(simulate_cell(shape, noise, seed=seed + i, block=b), b) for i, (shape, b) in enumerate(shapes)]
+BLOCK_NOISES = {"calibrations": DuetNoise(), "catalog": DuetNoise(side_sd=0.04)}
+"""The duet calibrations' noise, and the committed catalog run's: its windows' log ratios left
+about 5.7% RMS around each launch's least-squares fit (4% a side), where the calibrations' A/A
+pairs left about 2% (docs/results/rankings/catalog, read in docs/catalog.md)."""
+
+
+def blocks_record(noise: DuetNoise | None = None, *, seed: int = 0) -> dict[str, object]:
+    """Duet runs in launch blocks, one round per launch (how a catalog ranking runs), at each of
+    BLOCK_NOISES (or only `noise`): the JSON scripts/coverage commits as duet-blocks.json (schema 2)."""
+    noises = BLOCK_NOISES if noise is None else {"given": noise}
+    shapes = [(name, Shape(l, 1, s), b) for name in noises for s, b in BLOCK_SHAPES for l in BLOCK_LAUNCHES]
+    cells = [(name, simulate_cell(shape, noises[name], seed=seed + i, block=b), b)
+             for i, (name, shape, b) in enumerate(shapes)]
     return {
-        "schema": 1, "seed": seed, "noise": asdict(noise), "confidence": 0.95, "design": "plan/duet_design.py",
-        "cells": [{"launches": c.shape.launches, "rounds": c.shape.rounds, "stacks": c.shape.stacks, "block": b,
-                   "runs": c.runs, "intervals": c.intervals, "covered": c.covered, "without": c.without,
-                   "median_half_width": c.median_half_width} for c, b in cells],
+        "schema": 2, "seed": seed, "noises": {name: asdict(n) for name, n in noises.items()}, "confidence": 0.95,
+        "design": "plan/duet_design.py",
+        "cells": [{"noise": name, "launches": c.shape.launches, "rounds": c.shape.rounds, "stacks": c.shape.stacks,
+                   "block": b, "runs": c.runs, "intervals": c.intervals, "covered": c.covered, "without": c.without,
+                   "median_half_width": c.median_half_width} for name, c, b in cells],
     }
 
 

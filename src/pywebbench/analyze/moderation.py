@@ -158,12 +158,12 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
     """
     means = launch_means(logs)
     stacks = np.sum(np.any(~np.isnan(means), axis=-1), axis=-1)
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a launch no stack was measured in: NaN
-        common = np.nanmean(means, axis=-2)
+    common = launch_effects(means)
     own = means - common[..., None, :]
     own_variance, own_df = spreads(own)
-    g = np.maximum(stacks, 2)[..., None]
+    # A launch's effect is read off the stacks it held, each stack's own part included: the own
+    # parts lose 1/g of their variance, g the stacks a launch holds (all of them but in blocks).
+    g = np.maximum(_stacks_per_launch(means, stacks), 2)[..., None]
     own_variance = own_variance * g / (g - 1)
     s0, d0 = estimate_priors(own_variance, own_df)
     plain = launch_intervals(logs, 0.0, 0.0, confidence)
@@ -190,6 +190,43 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
     bounds = Bounds(centre=plain.centre, se=np.where(pooled, np.sqrt(se2), plain.se),
                     df=np.where(pooled, df, plain.df), half=half, launches=plain.launches, rounds=plain.rounds)
     return bounds, s0, d0
+
+
+def launch_effects(means: _Array, sweeps: int = 100) -> _Array:
+    """(..., stack, launch) -> (..., launch): each launch's common part, by the additive fit
+    means = stack level + launch effect (least squares over the cells present).
+
+    Where every stack ran in every launch this is the launch's mean over stacks. Where a
+    launch held some stacks only (--launch-block, or stacks an adaptive run let go) that mean
+    would be the mean level of whichever stacks the launch held, which is no effect of the
+    launch: at 15 of 126 stacks a block it moved 30% from block to block and became each
+    stack's own spread. Each stack's level is taken out first, alternating until the fit holds.
+    """
+    present = ~np.isnan(means)
+    filled = np.where(present, means, 0.0)
+    count_by_launch = np.sum(present, axis=-2)
+    count_by_stack = np.sum(present, axis=-1)
+    level = np.sum(filled, axis=-1) / np.maximum(count_by_stack, 1)
+    effect = np.zeros(means.shape[:-2] + means.shape[-1:])
+    for _ in range(sweeps):
+        effect = np.sum(np.where(present, filled - level[..., None], 0.0), axis=-2) / np.maximum(count_by_launch, 1)
+        moved = np.sum(np.where(present, filled - effect[..., None, :], 0.0), axis=-1) / np.maximum(count_by_stack, 1)
+        if np.allclose(moved, level, rtol=0.0, atol=1e-12):
+            break
+        level = moved
+    # The mean level over stacks rides on the effects, as a launch's plain mean would carry it.
+    centre = np.sum(np.where(count_by_stack > 0, level, 0.0), axis=-1) / np.maximum(np.sum(count_by_stack > 0, axis=-1), 1)
+    out: _Array = np.where(count_by_launch > 0, effect + centre[..., None], np.nan)
+    return out
+
+
+def _stacks_per_launch(means: _Array, stacks: _Array) -> _Array:
+    """The typical number of stacks a launch held: the median over launches holding any."""
+    held = np.sum(~np.isnan(means), axis=-2).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a table with no launch at all
+        typical = np.nanmedian(np.where(held > 0, held, np.nan), axis=-1)
+    return np.where(np.isfinite(typical), typical, stacks)
 
 
 def satterthwaite_df(*parts: tuple[float, float]) -> float:

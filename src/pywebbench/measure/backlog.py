@@ -5,10 +5,12 @@ slow upstream keeps serving, one by one, the requests the window's connections l
 its accept backlog (seed 003: a flask:gunicorn-sync `upstream` window completed 17 requests and
 the same server's next window completed none). Such a backlog waits on I/O, so the servers' CPU
 does not show it; the kernel's socket table does. Every server-side connection on the server's
-port in ESTABLISHED, SYN_RECV or CLOSE_WAIT is a request queued for the server or in its hands:
-the table lists a connection waiting in the accept queue as ESTABLISHED already (the listening
-socket's rx_queue counts the same ones again), and CLOSE_WAIT is one whose client has gone
-while the server has not yet answered and closed it.
+port in ESTABLISHED or SYN_RECV is a request queued for the server or in its hands: the table
+lists a connection waiting in the accept queue as ESTABLISHED already (the listening socket's
+rx_queue counts the same ones again). CLOSE_WAIT is one whose client has gone: it counts while
+its receive queue still holds request bytes the server has not read (a request queued behind others);
+one the server has read to the end is answered or being answered, and servers that never close
+such connections (bjoern, hypercorn) would otherwise hold every wait to its stall rule.
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ def pending_by_port(ports: Iterable[int], tables: Iterable[Path] = TABLES) -> di
             if len(fields) < 5:
                 continue
             port = wanted.get(fields[1].rsplit(":", 1)[-1])
-            if port is not None and fields[3] in HELD:
+            if port is not None and _queued(fields[3], fields[4]):
                 found[port] = found.get(port, 0) + 1
     return found
+
+
+def _queued(state: str, queues: str) -> bool:
+    """A server-side connection that is work still to do (the module's docstring)."""
+    if state == CLOSE_WAIT:
+        # rx_queue counts the client's FIN as one byte until the server reads the end of stream.
+        return int(queues.rsplit(":", 1)[-1], 16) > 1
+    return state in HELD

@@ -10,12 +10,15 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from pywebbench.analyze.duet import window_noise
+from pywebbench.analyze.pairing import pair_sides, rps_of
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.report.markdown import code, escape
 from pywebbench.report.pages.coverage import read_record
 from pywebbench.report.pages.rankings import number_or_dash, ratio_cell, verdict_line
 from pywebbench.report.pages.seeds.common import run_line
+from pywebbench.results.model import ResultSet
 from pywebbench.results.store import load_results, results_path
 
 FOLDER = "rankings/catalog"
@@ -43,7 +46,7 @@ def render(results: Path) -> str:
     run = load_results(folder)
     summary = summarize(run)
     rated = _ranked(summary.rows)
-    parts = [*head, run_line(run, summary, ties=False), verdict_line(summary, rated), _spread_line(rated, results), _table(rated),
+    parts = [*head, run_line(run, summary, ties=False), verdict_line(summary, rated), _spread_line(run, rated, results), _table(rated),
              "## The best of each concurrency model", _best(rated),
              "## Each server and worker model across frameworks", _ACROSS_NOTE,
              _across(rated, lambda r: r.label.split(":", 1)[1], "Server and model"),
@@ -53,26 +56,32 @@ def render(results: Path) -> str:
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
-def _spread_line(rows: list[Row], results: Path) -> str:
-    """How far a stack's ratio moved between its launches: what made the intervals this wide,
-    beside what the simulation of duet runs in launch blocks gives at the calibrations' noise."""
-    spreads = [r.ratio_interval.se_log * math.sqrt(r.ratio_interval.n_launches) for r in rows
-               if r.ratio_interval is not None and r.ratio_interval.n_launches > 1]
-    if not spreads:
+def _spread_line(run: ResultSet, rows: list[Row], results: Path) -> str:
+    """What the intervals' width comes from: the pair noise this run's windows showed, beside the
+    calibrations' and what the simulation of duet runs in launch blocks gives at each."""
+    halves = sorted(math.log(r.ratio_interval.high / r.ratio_interval.center) for r in rows
+                    if r.ratio_interval is not None)
+    noise = window_noise(pair_sides(run.trials, rps_of))
+    gaps = [math.log(a.ratio / b.ratio) for a, b in zip(rows, rows[1:]) if a.ratio and b.ratio]
+    if not halves or noise is None or not gaps:
         return ""
     blocks = read_record(results, "duet-blocks.json")
-    largest = max((c["stacks"] for c in blocks["cells"]), default=0) if blocks else 0
-    halves = [c["median_half_width"] for c in blocks["cells"] if c["stacks"] == largest] if blocks else []
-    simulated = (f" (a side's noise {blocks['noise']['side_sd']:.1%}, a launch's {blocks['noise']['launch_sd']:.0%}), "
-                 f"and give intervals of ±{min(halves):.0%}-{max(halves):.0%} at {largest} stacks in blocks"
-                 if blocks and halves else "")
-    ratios = [r.ratio for r in rows if r.ratio]
-    return (f"A stack's ratio moved between its launches by about {statistics.median(spreads):.0%} (the median "
-            "stack's spread of its launch means, each launch a different block and its own pairs). The duet "
-            "simulations of `docs/method.md` assume the noise of the duet calibrations, which paired one stack "
-            f"with itself{simulated}; pairs of stacks whose speeds differ up to {max(ratios) / min(ratios):.0f}-fold "
-            "share a CPU far less evenly. Why is not yet measured: both sides' generators share one CPU, so a fast "
-            "stack's generator may take its partner's time.")
+    simulated = ""
+    if blocks and blocks.get("schema") == 2:
+        largest = max(c["stacks"] for c in blocks["cells"])
+        noises = blocks["noises"]
+        cells = [c for c in blocks["cells"] if c["stacks"] == largest and c["launches"] == 3]
+        parts = [f"at a side's noise of {noises[c['noise']]['side_sd']:.1%} ({c['noise']}, a window's about "
+                 f"{noises[c['noise']]['side_sd'] * math.sqrt(2):.1%}) ±{c['median_half_width']:.1%}, covering "
+                 f"{c['covered'] / c['intervals']:.1%}" for c in cells]
+        simulated = (f" Simulated duet runs of {largest} stacks in blocks of {cells[0]['block']}, three launches "
+                     f"each (`docs/method.md`): {'; '.join(parts)}." if cells else "")
+    return (f"Each window's log ratio lay {noise[0]:.1%} (RMS, {noise[1]:,} degrees of freedom) from its launch's "
+            "least-squares fit: stacks unlike each other share a CPU less evenly than the calibrations' pairs of "
+            "one stack with itself, and a block's idle servers sit beside every window. That noise is what makes "
+            f"the median interval ±{math.expm1(statistics.median(halves)):.1%}.{simulated} Adjacent rows here are "
+            f"a median {math.expm1(statistics.median(gaps)):.1%} apart, so at this noise most of them cannot be "
+            "told apart in this run's time on 2 cores.")
 
 
 def _ranked(rows: tuple[Row, ...]) -> list[Row]:

@@ -94,22 +94,30 @@ def blocks_section(results: Path) -> str:
     if data is None:
         return "No simulation of duet runs in launch blocks committed yet (`scripts/coverage`)."
     cells = data["cells"]
-    sizes = sorted({(c["stacks"], c["block"]) for c in cells}, reverse=True)
+    noises: dict[str, dict[str, float]] = data.get("noises", {})
+    sizes = sorted({(c.get("noise", ""), c["stacks"], c["block"]) for c in cells}, key=lambda k: (k[0], -k[1]))
     launches = sorted({c["launches"] for c in cells})
-    by = {(c["stacks"], c["block"], c["launches"]): c for c in cells}
-    lines = ["| stacks, block | " + " | ".join(f"{n} launches of 1 round" for n in launches) + " |",
-             "|---|" + "---|" * len(launches)]
-    for stacks, block in sizes:
-        lines.append(f"| {stacks}, blocks of {block} | "
-                     + " | ".join(_cell(by[(stacks, block, n)]) for n in launches) + " |")
+    by = {(c.get("noise", ""), c["stacks"], c["block"], c["launches"]): c for c in cells}
+    lines = ["| noise | stacks, block | " + " | ".join(f"{n} launches of 1 round" for n in launches) + " |",
+             "|---|---|" + "---|" * len(launches)]
+    for noise, stacks, block in sizes:
+        side = f"{noise}, a side {noises[noise]['side_sd']:.1%}" if noise in noises else noise or "-"
+        lines.append(f"| {side} | {stacks}, blocks of {block} | "
+                     + " | ".join(_cell(by[(noise, stacks, block, n)]) for n in launches) + " |")
     rated = [c["covered"] / c["intervals"] for c in cells if c["intervals"]]
     inside = sum(LOW <= c <= HIGH for c in rated)
     return f"""\
 `--launch-block N` starts at most N stacks and the baseline per launch; a cycle of launches
 partitions the stacks into blocks drawn afresh, so each stack has a launch per cycle while the
-baseline has one per block, each with a launch effect of its own. The same simulated noise as
-above, {min(c["runs"] for c in cells):,}-{max(c["runs"] for c in cells):,} runs per cell, the
-blocks drawn as `measure/rounds.py` draws them (`simulate_block_run`):
+baseline has one per block, each with a launch effect of its own. A launch holds only its
+block, so its common part (the baseline's own deviation, shared by every ratio of the launch) is
+read off an additive fit of stack levels and launch effects (`analyze/moderation.launch_effects`):
+the plain mean over the launch's stacks would be the mean level of whichever stacks the block
+drew. Two noises: the duet calibrations' above (pairs of one stack with itself), and about the
+one the committed catalog run showed (`docs/catalog.md` measures it from the run: the RMS of its
+windows' log ratios around each launch's fit, about a side's noise times the square root of two). {min(c["runs"] for c in cells):,}-{max(c["runs"] for c in cells):,}
+runs per cell, the blocks drawn as `measure/rounds.py` draws them, each block a launch of its own
+as the report reads a run (`simulate_block_run`):
 
 {chr(10).join(lines)}
 
@@ -146,6 +154,14 @@ lent, and two launches, whose t on one degree of freedom covers but tells nothin
 give none either: "needs 3 launches" (`plan/interval_rule.py`)."""
 
 
+def _placed_words(cells: list[dict[str, Any]]) -> str:
+    placed = [c for c in cells if c["precision"] is None]
+    more = sum(c["answered"] > c["even_answered"] for c in placed)
+    fewer = sum(c["answered"] < c["even_answered"] for c in placed)
+    return (f"At the same windows it answers more ratios than the even design in {more} of {len(placed)} shapes "
+            f"and fewer in {fewer}.")
+
+
 def allocation_section(results: Path) -> str:
     """The adaptive design's coverage and what it answers, from docs/results/coverage/allocation.json."""
     data = read_record(results, "allocation.json")
@@ -171,9 +187,9 @@ on the noise above. Each adaptive run spends the windows the even design spends 
 every round of the launches shown), in as many launches as they buy (up to three times as many);
 *answered* is the share of ratios within the precision at the end of each design. The rows
 *placed in the ranking* simulate a rule the harness does not offer: a stack leaves once its own
-paired ratio to each neighbour is different or equivalent within ±{data["margin"]:.0%}. At the
-same windows it answers fewer ratios than the even design: a stack that has left can no longer
-be paired with a neighbour whose estimate moves.
+paired ratio to each neighbour is different or equivalent within ±{data["margin"]:.0%}. {_placed_words(data["cells"])}
+A launch effect is read off the stacks the launch held by an additive fit (`analyze/moderation.launch_effects`):
+the plain mean of the few stacks still measured would be their mean level, not the launch's effect.
 
 {chr(10).join(lines)}
 
