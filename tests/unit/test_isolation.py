@@ -6,7 +6,10 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable
+from types import SimpleNamespace
 from dataclasses import replace
+
+import pytest
 
 from pywebbench.analyze.pairing import counted
 from pywebbench.measure.backlog import pending
@@ -83,3 +86,42 @@ def test_a_window_whose_neighbours_drained_a_backlog_is_flagged_and_left_out_of_
     assert found and "29%" in found[0]
     assert not [c for c in trial_checks(calm, None) if c.startswith("busy-neighbours")]
     assert counted(calm) and not counted(busy)
+
+
+def test_a_stack_seen_holding_connections_is_not_waited_for_in_later_launches(monkeypatch: pytest.MonkeyPatch) -> None:
+    # bjoern leaves a closed client's last request unread for good: the first launch waits out
+    # the stall once; later launches (new ports) no longer wait for that stack's queue at all.
+    from pywebbench.measure import isolation as module
+    from pywebbench.measure.quiesce import Drained, Quiet
+    from pywebbench.measure.window import TimeLedger
+    port_label: dict[int, str] = {}
+    monkeypatch.setattr(module, "ServersCpu", lambda servers: object())
+    monkeypatch.setattr(module, "local_ports", lambda lives: tuple(live.port for live in lives))
+    monkeypatch.setattr(module, "wait_until_idle", lambda *a, **k: Quiet(0.0, True, 0.0))
+    waited: list[tuple[int, ...]] = []
+
+    def drain(count: Callable[[], int], **kwargs: float) -> Drained:
+        left = count()
+        return Drained(3.0 if left else 0.0, left == 0, left)
+    monkeypatch.setattr(module, "wait_until_drained", drain)
+    def pending(ports: tuple[int, ...]) -> int:
+        waited.append(tuple(ports))
+        return sum(3 for p in ports if port_label[p] == "bjoern")
+    monkeypatch.setattr(module, "pending", pending)
+    monkeypatch.setattr(module, "pending_by_port", lambda ports: {p: 3 for p in ports if port_label[p] == "bjoern"})
+    notes: list[str] = []
+    isolation = module.Isolation(TimeLedger(), notes.append)
+
+    def launch(first_port: int) -> None:
+        lives = {}
+        for offset, label in enumerate(("bjoern", "flask")):
+            port_label[first_port + offset] = label
+            lives[label] = SimpleNamespace(port=first_port + offset, server=None,
+                                           session=SimpleNamespace(label=label))
+        isolation.launched(lives, wait=False)  # type: ignore[arg-type]
+        isolation.before_window()
+
+    launch(1000)
+    launch(2000)
+    assert waited == [(1000, 1001), (2001,)]
+    assert len(notes) == 1 and "bjoern" in notes[0] and "in this run" in notes[0]

@@ -39,13 +39,16 @@ class Isolation:
         self._label_of: dict[int, str] = {}
         self._servers = 0
         self._slow_said = False
+        self._holding: set[str] = set()
+        """Stacks seen holding connections they never serve: their queues are not waited for in
+        later launches either (bjoern's cost a 3 s stall per launch)."""
 
     def launched(self, lives: Mapping[str, Live], *, wait: bool) -> None:
         """A new launch's servers; with `wait`, its boot storm waited out before the first window."""
         self._cpu = ServersCpu(live.server for live in lives.values()) if lives else None
         self._servers = len(lives)
         self._label_of = {p: live.session.label for live in lives.values() for p in local_ports((live,))}
-        self._ports = tuple(self._label_of)
+        self._ports = tuple(p for p, label in self._label_of.items() if label not in self._holding)
         if self._cpu is None or not wait:
             return
         quiet = wait_until_idle(self._cpu, self._servers)
@@ -63,13 +66,14 @@ class Isolation:
                                      stall_s=WINDOW_DRAIN_STALL_S)
         if not drained.drained:
             # A server that never closes some connections would cost the wait at every window: its
-            # queue is not waited for again in this launch (the CPU wait and the busy-neighbours
+            # queue is not waited for again in this run (the CPU wait and the busy-neighbours
             # check still hold for it).
             stuck = pending_by_port(self._ports)
             self._ports = tuple(p for p in self._ports if p not in stuck)
             names = sorted({self._label_of[p] for p in stuck})
+            self._holding.update(names)
             self.on_note(f"{', '.join(names) or 'a live server'} still held {sum(stuck.values())} connection(s) "
-                         f"after {drained.waited_s:.0f} s; not waiting for its queue again in this launch")
+                         f"after {drained.waited_s:.0f} s; not waiting for its queue again in this run")
         quiet = wait_until_idle(self._cpu, self._servers, timeout_s=WINDOW_QUIET_TIMEOUT_S)
         self.ledger.add("quiet before windows", drained.waited_s + quiet.waited_s)
         if not quiet.settled and not self._slow_said:

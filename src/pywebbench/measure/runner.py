@@ -97,6 +97,7 @@ class Runner(WindowMeasurer):
         self._proxies: dict[str, NginxService] = {}
         """Live nginx proxies by accounting role, re-enrolled after the watchdog restarts one."""
         self.ledger = TimeLedger()
+        self.held_ports: set[int] = set()
         self.results: list[TrialResult] = []
         self.live_roles: set[str] = set()
         self._recorded_envs: set[str] = set()
