@@ -22,7 +22,7 @@ from typing import Any
 
 from pywebbench import __version__
 from pywebbench.analyze.precision import wide_rows
-from pywebbench.analyze.allocation import open_rule
+from pywebbench.analyze.allocation import open_rule, ranking_rule
 from pywebbench.analyze.rows import summarize
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.measure.ceiling import GeneratorCeiling
@@ -155,12 +155,14 @@ def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tu
             one = make_plan(catalog, replace(options, seed=plan.seed), cpus, (point,), variants=job.variants,
                             extra=extra, rounds=[round_no])
             return one.sessions
-        too_wide = open_rule(baseline, options.precision) if options.precision else None
+        adaptive = options.allocation == "adaptive"
+        too_wide = open_rule(baseline, options.precision) if options.precision else \
+            ranking_rule(baseline) if adaptive else None
         outcome = rounds.run(RoundPlan(
             sessions=sessions, first_round=start_round, max_rounds=options.max_rounds, too_wide=too_wide,
             min_rounds=options.rounds if min_rounds is None else min_rounds, baseline=baseline,
-            budget=budget.share(len(points) - index), adaptive=options.allocation == "adaptive",
-            block=options.launch_block))
+            budget=budget.share(len(points) - index), adaptive=adaptive, block=options.launch_block,
+            answered="precision" if options.precision else "placed"))
         most = max(most, outcome.rounds)
         where = f" at {point_label(point)}" if point else ""
         on_note(f"{outcome.rounds} rounds in {outcome.launches} launch(es){where}; stopped: {outcome.stopped}")

@@ -221,3 +221,21 @@ def test_an_open_loop_window_settles_at_its_own_rate_not_closed_loop(tmp_path: P
     report = json.loads(settles[0].read_text())
     assert report["summary"]["successRate"] == 1.0
     assert not list(tmp_path.rglob("settle.wrk*"))
+
+
+def test_the_ranking_rule_stops_loading_a_stack_placed_against_both_neighbours(tmp_path: Path) -> None:
+    # bjoern is about ten times the baseline on hello: after the three-launch pilot (two ratios
+    # lend nothing, so an interval needs three launches) it is told apart from its only
+    # neighbour and takes no more windows. The baseline and gthread, close, go on to the budget,
+    # unless the pilot already told them apart or showed them equal (then the run stops placed).
+    base, close, fast = "flask:gunicorn-sync", "flask:gunicorn-gthread", "bottle:bjoern"
+    done = pywebbench("run", "--stack", base, "--stack", close, "--stack", fast, *SHORT, "--allocation", "adaptive",
+                      "--repeats", "3", "--rounds-per-launch", "1", "--budget", "100s", "--seed", "3",
+                      "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = done.stderr + done.stdout
+    counts = Counter(t.spec.stack_id for t in load_results(tmp_path).trials)
+    assert counts[fast] == 3, (counts, said[-2000:])
+    if "stopped: placed" not in said:
+        assert counts[base] == counts[close] > 3, (counts, said[-2000:])
+        assert "placed against both neighbours take no more windows" in said

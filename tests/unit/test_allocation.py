@@ -42,14 +42,15 @@ def test_retiring_keeps_coverage_and_spends_the_saved_windows_on_more_launches()
     assert cell.intervals == cell.runs * 13
 
 
-def test_adaptive_allocation_needs_precision_and_the_interleaved_method() -> None:
-    with pytest.raises(UserError, match="needs --precision and --method interleaved"):
+def test_adaptive_allocation_needs_the_interleaved_method_and_a_stopping_rule() -> None:
+    with pytest.raises(UserError, match="give it a --budget"):
         RunOptions(allocation="adaptive").validate()
-    with pytest.raises(UserError, match="needs --precision and --method interleaved"):
+    with pytest.raises(UserError, match="needs --method interleaved"):
         RunOptions(allocation="adaptive", precision=0.02, method="duet").validate()
     with pytest.raises(UserError, match="--allocation must be one of"):
         RunOptions(allocation="sometimes").validate()
     RunOptions(allocation="adaptive", precision=0.02).validate()
+    RunOptions(allocation="adaptive", budget_s=300.0).validate()
 
 
 def test_placed_finds_the_simulated_stacks_resolved_against_both_neighbours() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from pywebbench.analyze.precision import precision_note, row_half_width
 from pywebbench.analyze.rows import summarize
-from pywebbench.analyze.allocation import open_rule
+from pywebbench.analyze.allocation import open_rule, ranking_rule
 from pywebbench.execute import wide_labels
 from pywebbench.loadgen.base import LoadRequest
 from support.fake_loadgen import FakeLoadGenerator, synthetic_result
@@ -53,13 +53,15 @@ def _scripted(script: Script) -> Callable[[LoadRequest], LoadResult]:
 
 
 def _run(tmp_path: Path, script: Script, *, min_rounds: int = 5, max_rounds: int = 30,
-         adaptive: bool = False) -> tuple[SetOutcome, list[tuple[int, tuple[str, ...]]], list[TrialResult]]:
-    """The rounds of one comparison set under the real stopping rule; what it said after each round."""
+         adaptive: bool = False, ranking: bool = False,
+         ) -> tuple[SetOutcome, list[tuple[int, tuple[str, ...]]], list[TrialResult]]:
+    """The rounds of one comparison set under the real stopping rule (the precision rule, or with
+    `ranking` the ranking's); what it said after each round."""
     writer = ResultsWriter(results_path(tmp_path), replace(header(), options={"precision": PRECISION}))
     runner = Runner(run_dir=tmp_path, writer=writer, generator=FakeLoadGenerator(_scripted(script)),
                     builder=CurrentPythonBuilder(), python="python3", ready_timeout_s=10,
                     settle=lambda request, seconds, work_dir: None)
-    rule = open_rule(BASE, PRECISION)
+    rule = ranking_rule(BASE) if ranking else open_rule(BASE, PRECISION)
     answers: list[tuple[int, tuple[str, ...]]] = []
 
     def too_wide(trials: Sequence[TrialResult]) -> Sequence[str]:
@@ -69,7 +71,8 @@ def _run(tmp_path: Path, script: Script, *, min_rounds: int = 5, max_rounds: int
 
     rounds = Rounds(runner, method="interleaved", rounds_per_launch=2, seed=3)
     outcome = rounds.run(RoundPlan(sessions=_sessions, first_round=1, min_rounds=min_rounds, max_rounds=max_rounds,
-                                   too_wide=too_wide, budget=Budget(None), baseline=BASE, adaptive=adaptive))
+                                   too_wide=too_wide, budget=Budget(None), baseline=BASE, adaptive=adaptive,
+                                   answered="placed" if ranking else "precision"))
     writer.finish("complete")
     writer.close()
     return outcome, answers, list(load_results(tmp_path).trials)
@@ -136,6 +139,26 @@ def test_adaptive_allocation_stops_measuring_a_settled_stack_and_keeps_the_open_
     assert rounds_of[THREE] == list(range(1, 7))
     rows = {r.label: r for r in summarize(load_results(tmp_path), baseline=BASE).rows}
     assert rows[THREE].ratio == pytest.approx(1.5) and rows[THREE].ratio_interval is not None
+
+
+def test_the_ranking_rule_lets_a_placed_stack_go_and_measures_the_close_pair_until_it_resolves(
+        tmp_path: Path) -> None:
+    # `three` is far above both; `two` is 4% above the baseline with a 2% wobble per launch, so
+    # their pair needs more launches than the pilot. `three` leaves once it is told apart from
+    # `two` (and is the table's edge); the baseline and `two` go on until they are told apart.
+    def close_pair(stack_id: str, round_no: int) -> float:
+        launch = (round_no - 1) // 2
+        wobble = (1.02, 0.98, 1.0, 1.01, 0.99)[launch % 5]
+        return {BASE: 1_000.0, TWO: 1_040.0 * wobble}.get(stack_id, 2_000.0 * (1.0 + 0.01 * (launch % 2)))
+
+    outcome, answers, trials = _run(tmp_path, close_pair, min_rounds=4, max_rounds=20, adaptive=True, ranking=True)
+    assert outcome.stopped == "placed", (outcome, answers)
+    assert answers[-1][1] == ()
+    rounds_of = {label: sorted(t.spec.round for t in trials if t.spec.stack_id == label) for label in (BASE, TWO, THREE)}
+    assert len(rounds_of[THREE]) < len(rounds_of[TWO]) == len(rounds_of[BASE]) == outcome.rounds
+    assert any(THREE not in open_ and TWO in open_ for _, open_ in answers)
+    rows = summarize(load_results(tmp_path), baseline=BASE).rows
+    assert {r.label: r.next_verdict for r in rows}[TWO] == "different"
 
 
 # --- the restart method: execute re-reads the stored run and reruns the wide stacks only ---------

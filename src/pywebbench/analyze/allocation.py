@@ -12,10 +12,15 @@ Letting a stack go because its interval came out narrow is a look at the data: a
 launches happened to agree leaves with an interval too narrow for it. How much coverage that
 costs at each shape, and what it buys at the same windows as the even design, is measured here
 by simulation on the coverage grid's noise (`python -m pywebbench.analyze.allocation OUT.json`,
-rendered into docs/method.md). The same simulation runs a ranking rule (a stack leaves once it
-is different from or equivalent to both neighbours, `placed`): at the same windows it answered
-fewer pairs than the even design, because a stack that leaves can no longer be paired with a
-neighbour whose estimate moves, so the harness does not offer it.
+rendered into docs/method.md).
+
+Without --precision the rule is the ranking's (`ranking_rule`, simulated as `placed`): a stack
+leaves once its own paired ratio to each neighbour in the ranking is different or equivalent
+within the run's --equivalence, the verdicts the ranking table prints. It ends the run when every
+stack is placed, or at the budget. The simulation once showed it answering fewer pairs than the
+even design; that was the launch effect read as the plain mean of the few stacks a late launch
+still held (their mean level). Read by the additive fit (moderation.launch_effects), it answers
+more in every simulated shape.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import numpy as np
 from pywebbench import __version__
 from pywebbench.analyze.coverage import Noise, Shape, simulate_logs, write_record
 from pywebbench.analyze.moderation import launch_intervals, moderated_intervals
-from pywebbench.analyze.neighbours import EQUIVALENCE
+from pywebbench.analyze.neighbours import EQUIVALENCE, PairVerdict
 from pywebbench.analyze.precision import wide_rows
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.results.model import MachineInfo, ResultSet, RunHeader, TrialResult
@@ -55,6 +60,36 @@ def open_rule(baseline: str, precision: float) -> Callable[[Sequence[TrialResult
     def still_open(trials: Sequence[TrialResult]) -> Sequence[str]:
         return tuple(row.label for row in wide_rows(live_rows(trials, baseline), precision))
     return still_open
+
+
+def ranking_rule(baseline: str) -> Callable[[Sequence[TrialResult]], Sequence[str]]:
+    """The stopping rule of --allocation adaptive without --precision: the labels not yet placed
+    against both neighbours in some workload's ranking; none when the run may stop."""
+    def still_open(trials: Sequence[TrialResult]) -> Sequence[str]:
+        return unplaced(live_rows(trials, baseline), baseline)
+    return still_open
+
+
+_RESOLVED = frozenset({PairVerdict.DIFFERENT.value, PairVerdict.EQUIVALENT.value})
+
+
+def unplaced(rows: Sequence[Row], baseline: str) -> tuple[str, ...]:
+    """Labels whose verdict against the row above or below them is unresolved (or missing), in
+    any cell; the baseline is measured in every launch whatever its place."""
+    by_cell: dict[tuple[object, ...], list[Row]] = {}
+    for row in rows:
+        by_cell.setdefault(row.spec.cell, []).append(row)
+    found: set[str] = set()
+    for cell_rows in by_cell.values():
+        # The ranking table's order (report/pages/rankings.py): next_verdict is against the row below.
+        ranked = sorted(cell_rows, key=lambda r: (r.ratio is None, -(r.ratio or 0.0)))
+        for i, row in enumerate(ranked):
+            above = ranked[i - 1].next_verdict if i > 0 else PairVerdict.DIFFERENT.value
+            below = row.next_verdict if i < len(ranked) - 1 else PairVerdict.DIFFERENT.value
+            if row.ratio is None or above not in _RESOLVED or below not in _RESOLVED:
+                found.add(row.label)
+    found.discard(baseline)
+    return tuple(sorted(found))
 
 
 def settled(half_logs: _Array, precision: float) -> _Array:

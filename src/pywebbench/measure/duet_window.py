@@ -37,7 +37,7 @@ class DuetWindow:
         if self._refuse_wrong_answers(sides, workload):
             return
         # The progress line names the pair (a log showed "[0/0] ... (starting)" for a whole duet run).
-        runner._progress(f"{live.session.label} and {partner.session.label} {workload.name}",
+        runner.progress(f"{live.session.label} and {partner.session.label} {workload.name}",
                          spec.duration_s + spec.settle_s)
         self.isolation.before_window()
         if self.rng.random() < 0.5:

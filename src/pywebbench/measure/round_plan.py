@@ -42,7 +42,8 @@ class RoundPlan:
     """Rounds run whatever the stopping rule says (it needs at least two for an interval)."""
     max_rounds: int
     too_wide: Callable[[Sequence[TrialResult]], Sequence[str]] | None
-    """Labels whose interval is still wider than asked; None: no precision target."""
+    """Labels whose answer is still open (an interval wider than asked, or a place in the ranking
+    not yet resolved); None: no stopping rule but the rounds and the budget."""
     budget: Budget
     baseline: str
     """The stack every ratio is to; a duet needs it in the set (its ratios come from all pairs)."""
@@ -50,6 +51,8 @@ class RoundPlan:
     """After the pilot (min_rounds) a launch starts only too_wide's stacks and the baseline."""
     block: int | None = None
     """Stacks a launch starts besides the baseline, cycling through blocks (None: every one)."""
+    answered: str = "precision"
+    """The stop reason once too_wide finds nothing open: precision, or placed (the ranking rule)."""
 
 
 @dataclass(frozen=True)
@@ -57,5 +60,5 @@ class SetOutcome:
     rounds: int
     launches: int
     stopped: str
-    """Why adding rounds ended: precision, budget, max-rounds or rounds; no-server (none started) or
+    """Why adding rounds ended: precision, placed (the ranking rule), budget, max-rounds or rounds; no-server (none started) or
     wrong-answers (none answered right) after the first launch."""

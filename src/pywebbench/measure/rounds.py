@@ -130,7 +130,7 @@ class Rounds:
         if plan.too_wide is None:
             return ("rounds" if plan.budget.deadline is None else None), None
         wide = plan.too_wide(self.runner.results[results_before:])
-        return (None if wide else "precision"), wide
+        return (None if wide else plan.answered), wide
 
     def _measuring(self, plan: RoundPlan, wide: Sequence[str] | None, measuring: set[str] | None) -> set[str] | None:
         """The labels the next launch starts (None: every one): its block, or under adaptive
@@ -153,12 +153,13 @@ class Rounds:
         return {plan.baseline, *self._blocks.pop(0)}
 
     def _still_open(self, plan: RoundPlan, wide: Sequence[str], measuring: set[str] | None) -> set[str]:
-        """The stacks the next launch measures: those still wider than asked, and the baseline."""
+        """The stacks the next launch measures: those still open, and the baseline."""
         keep = {*wide, plan.baseline}
         every = {s.label for s in plan.sessions(plan.first_round)}
         before = every if measuring is None else measuring
         if settled := sorted(before - keep):
-            self.on_note(f"allocation: {len(settled)} stack(s) within the precision take no more windows "
+            done = "within the precision" if plan.answered == "precision" else "placed against both neighbours"
+            self.on_note(f"allocation: {len(settled)} stack(s) {done} take no more windows "
                          f"({', '.join(settled[:6])}{' and more' if len(settled) > 6 else ''}); "
                          f"{len(keep & before) - 1} still open")
         return keep & before

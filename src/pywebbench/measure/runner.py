@@ -133,7 +133,7 @@ class Runner(WindowMeasurer):
             self.fail(session.trials, failed)
         finally:
             self.reset_pool()
-        self._progress(f"{session.stack.id} done", 0.0)
+        self.progress(f"{session.stack.id} done", 0.0)
 
     # -- progress ------------------------------------------------------------------------------
 
@@ -153,7 +153,7 @@ class Runner(WindowMeasurer):
         self.results.append(result)
         self._done += 1
 
-    def _progress(self, label: str, pending: float) -> None:
+    def progress(self, label: str, pending: float) -> None:
         elapsed = time.monotonic() - self._measure_started
         eta = None
         if self._done:
@@ -217,10 +217,10 @@ class Runner(WindowMeasurer):
         label = label or f"l{launch}-{session.label.replace(':', '_').replace('#', '_')}"
         self.heal()  # a service that died since the last window is back before this server needs it
         self.watchdog.during = f"the start of {session.label}"
-        self._progress(f"{stack.id} (environment)", 0.0)
+        self.progress(f"{stack.id} (environment)", 0.0)
         env_path, env_hash = self._environment(session)
         self._retune(session)
-        self._progress(f"{stack.id} (starting)", 0.0)
+        self.progress(f"{stack.id} (starting)", 0.0)
         role = app_role(session.label)
         started = time.monotonic()
         with ExitStack() as running:

@@ -163,7 +163,7 @@ class WindowMeasurer:
     def heal(self) -> None:
         raise NotImplementedError
 
-    def _progress(self, label: str, pending: float) -> None:
+    def progress(self, label: str, pending: float) -> None:
         raise NotImplementedError
 
     # -- measuring -----------------------------------------------------------------------------
@@ -172,7 +172,7 @@ class WindowMeasurer:
                 settle_s: float = 0.0) -> TrialResult:
         """One window on a live server (after a warmup or a settle), checked and recorded."""
         spec = replace(spec, launch=live.launch)
-        self._progress(f"{live.session.label} {workload.name}", spec.duration_s + warmup_s + settle_s)
+        self.progress(f"{live.session.label} {workload.name}", spec.duration_s + warmup_s + settle_s)
         problem = live.problems.get(workload.name)
         if problem is not None:
             result = TrialResult(spec, live.info, TrialStatus.INVALID_RESPONSE, now(), now(),

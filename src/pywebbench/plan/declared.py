@@ -173,9 +173,10 @@ OPTIONS: tuple[Option, ...] = (
     O("precision", "--precision", "add rounds until every 95% interval of a ratio to the baseline is within this "
       "fraction, e.g. 0.02 (up to --budget and --max-rounds)", float),
     O("max_rounds", "--max-rounds", "round limit of the stopping rule ({default})", positive_int, commands=RUN_LIKE),
-    O("allocation", "--allocation", "even ({default}): every stack in every round; adaptive (with --precision): "
-      "after the --repeats pilot, each launch measures only the stacks still wider than --precision, and the "
-      "baseline", choices=ALLOCATIONS,
+    O("allocation", "--allocation", "even ({default}): every stack in every round; adaptive (interleaved): after "
+      "the --repeats pilot, each launch measures only the stacks still wider than --precision (without one, with "
+      "a --budget: not yet different from or equivalent to both neighbours in the ranking), and the baseline",
+      choices=ALLOCATIONS,
       commands=frozenset({Command.RUN, Command.SWEEP})),
     O("launch_block", "--launch-block", "start at most N stacks and the baseline per launch, the launches cycling "
       "through blocks drawn afresh each cycle (a run of many stacks: fewer idle servers beside each window)",

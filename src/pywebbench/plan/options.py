@@ -119,7 +119,8 @@ class RunOptions:
     """The round limit of the stopping rule (--precision); --budget usually binds first."""
     allocation: str = "even"
     """even: every stack in every round; adaptive: after the --repeats pilot, each launch measures
-    only the stacks still wider than --precision, and the baseline (analyze/allocation.py)."""
+    only the stacks still wider than --precision (without one: not yet placed against both
+    neighbours in the ranking), and the baseline (analyze/allocation.py)."""
     launch_block: int | None = None
     """Stacks a launch starts besides the baseline (None: every stack in every launch). The
     launches cycle through blocks drawn afresh each cycle, so the servers left idle on the stack
@@ -222,9 +223,12 @@ class RunOptions:
             raise UserError(f"--method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.allocation not in ALLOCATIONS:
             raise UserError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}")
-        if self.allocation == "adaptive" and (self.precision is None or self.method != "interleaved"):
-            raise UserError("--allocation adaptive spends the rounds on the stacks still wider than --precision: "
-                            "it needs --precision and --method interleaved")
+        if self.allocation == "adaptive" and self.method != "interleaved":
+            raise UserError("--allocation adaptive starts each launch with only the stacks still open: it needs "
+                            "--method interleaved")
+        if self.allocation == "adaptive" and self.precision is None and self.budget_s is None:
+            raise UserError("--allocation adaptive without --precision measures until every stack is placed "
+                            "against both neighbours, which two equal stacks may never be: give it a --budget")
         if self.launch_block is not None and (self.method == "restart" or self.allocation == "adaptive"):
             raise UserError("--launch-block cycles the launches of live servers through blocks of stacks: it needs "
                             "--method interleaved or duet, and --allocation even")

@@ -16,7 +16,17 @@ from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.report.markdown import code, escape
 from pywebbench.report.pages.coverage import read_record
-from pywebbench.report.pages.rankings import number_or_dash, ratio_cell, verdict_line
+from pywebbench.report.pages.rankings import (
+    CPU,
+    RATIO,
+    RSS,
+    STACK,
+    VERDICT,
+    Column,
+    ranking_table,
+    ratio_cell,
+    verdict_line,
+)
 from pywebbench.report.pages.seeds.common import run_line
 from pywebbench.results.model import ResultSet
 from pywebbench.results.store import load_results, results_path
@@ -88,14 +98,12 @@ def _ranked(rows: tuple[Row, ...]) -> list[Row]:
     return sorted((r for r in rows if r.method != "restart" and r.ratio is not None), key=lambda r: -(r.ratio or 0.0))
 
 
+_INTERFACE = Column("Interface", lambda row: escape(row.stack.interface))
+_CONCURRENCY = Column("Concurrency", lambda row: escape(row.stack.concurrency))
+
+
 def _table(rows: list[Row]) -> str:
-    lines = ["| # | Stack | Interface | Concurrency | Ratio [95%] | CPU ms/req | Peak RSS MiB | Against the next |",
-             "|---:|---|---|---|---|---:|---:|---|"]
-    for i, row in enumerate(rows, start=1):
-        lines.append(f"| {i} | {code(row.label)} | {escape(row.stack.interface)} | {escape(row.stack.concurrency)} | "
-                     f"{ratio_cell(row)} | {number_or_dash(row.cpu_ms_per_req, '.3f')} | {number_or_dash(row.rss_mb, '.0f')} | "
-                     f"{escape(row.next_verdict or '')} |")
-    return "\n".join(lines)
+    return ranking_table(rows, (STACK, _INTERFACE, _CONCURRENCY, RATIO, CPU, RSS, VERDICT))
 
 
 def _best(rows: list[Row]) -> str:

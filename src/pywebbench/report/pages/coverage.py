@@ -186,8 +186,9 @@ windows showed is a look at the data, so the coverage of every final interval is
 on the noise above. Each adaptive run spends the windows the even design spends (every stack in
 every round of the launches shown), in as many launches as they buy (up to three times as many);
 *answered* is the share of ratios within the precision at the end of each design. The rows
-*placed in the ranking* simulate a rule the harness does not offer: a stack leaves once its own
-paired ratio to each neighbour is different or equivalent within ±{data["margin"]:.0%}. {_placed_words(data["cells"])}
+*placed in the ranking* simulate the rule `--allocation adaptive` runs without `--precision`
+(with a `--budget`): a stack leaves once its own paired ratio to each neighbour is different or
+equivalent within ±{data["margin"]:.0%}. {_placed_words(data["cells"])}
 A launch effect is read off the stacks the launch held by an additive fit (`analyze/moderation.launch_effects`):
 the plain mean of the few stacks still measured would be their mean level, not the launch's effect.
 

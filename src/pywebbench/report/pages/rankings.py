@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,9 +53,12 @@ RUNS = (
            "pywebbench run --stack '*:*' --workload hello --method duet --launch-block 15 --rounds-per-launch 1 "
            "--budget 100m --out docs/results/rankings/catalog",
            "Every stack that runs here, in launch blocks of 15 and the baseline, one round per launch; "
-           "`docs/catalog.md` is its own page. It ran 3-4 launches of each stack in its 100 minutes, and its "
-           "intervals are too wide to rank anything: a stack's ratio moved between launches (blocks) far more "
-           "than in the 14-stack duet above, where every launch had the same companions."),
+           "`docs/catalog.md` is its own page. It ran 3-4 launches of each stack in its 100 minutes. Its "
+           "windows are noisier than the 14-stack duet's (stacks unlike each other share a CPU less evenly; "
+           "the catalog page measures it from the run), and most neighbours are closer than that noise can "
+           "tell apart in this time. Its intervals were first published about four times this wide: each "
+           "launch's common part had been read as the mean of the stacks it held, which under launch blocks "
+           "is their mean level (`analyze/moderation.launch_effects`)."),
 )
 
 
@@ -90,14 +94,33 @@ def _section(results: Path, ranked: Ranked) -> str:
     return "\n\n".join(parts)
 
 
-def _table(rows: list[Row]) -> str:
-    lines = ["| # | Stack | Req/s | Ratio [95%] | CPU ms/req | Peak RSS MiB | Against the next |",
-             "|---:|---|---:|---|---:|---:|---|"]
-    for i, row in enumerate(rows, start=1):
-        lines.append(f"| {i} | {code(row.label)} | {number_or_dash(row.rps, ',.0f')} | {ratio_cell(row)} | "
-                     f"{number_or_dash(row.cpu_ms_per_req, '.3f')} | {number_or_dash(row.rss_mb, '.0f')} | "
-                     f"{escape(row.next_verdict or '')} |")
+@dataclass(frozen=True)
+class Column:
+    """One column of a ranking table: its heading, alignment and cell."""
+
+    title: str
+    cell: Callable[[Row], str]
+    right: bool = False
+
+
+STACK = Column("Stack", lambda row: code(row.label))
+REQ_S = Column("Req/s", lambda row: number_or_dash(row.rps, ",.0f"), right=True)
+RATIO = Column("Ratio [95%]", lambda row: ratio_cell(row))
+CPU = Column("CPU ms/req", lambda row: number_or_dash(row.cpu_ms_per_req, ".3f"), right=True)
+RSS = Column("Peak RSS MiB", lambda row: number_or_dash(row.rss_mb, ".0f"), right=True)
+VERDICT = Column("Against the next", lambda row: escape(row.next_verdict or ""))
+
+
+def ranking_table(rows: Sequence[Row], columns: Sequence[Column]) -> str:
+    """Rows best first, numbered, with these columns (docs/rankings.md, docs/catalog.md)."""
+    lines = ["| # | " + " | ".join(c.title for c in columns) + " |",
+             "|---:|" + "".join("---:|" if c.right else "---|" for c in columns)]
+    lines += [f"| {i} | " + " | ".join(c.cell(row) for c in columns) + " |" for i, row in enumerate(rows, start=1)]
     return "\n".join(lines)
+
+
+def _table(rows: list[Row]) -> str:
+    return ranking_table(rows, (STACK, REQ_S, RATIO, CPU, RSS, VERDICT))
 
 
 def ratio_cell(row: Row) -> str:
