@@ -28,6 +28,13 @@ class Ranked:
 RUNS = (
     Ranked("default-run/1", "The default run, interleaved", "pywebbench run --out docs/results/default-run/1",
            "`./scripts/bench`'s run: 14 stacks on hello, every stack in every round, one window each."),
+    Ranked("rankings/default-adaptive", "The default stacks, interleaved, adaptive by the ranking",
+           "pywebbench run --allocation adaptive --repeats 4 --rounds-per-launch 2 --budget 10m "
+           "--out docs/results/rankings/default-adaptive",
+           "The default run's 14 stacks and method, at the duet run's budget, with `--allocation adaptive` "
+           "and no `--precision`: after a pilot of two launches of two rounds, each launch starts only the "
+           "stacks not yet different from or equivalent to both neighbours, and the baseline "
+           "(`analyze/allocation.py`). The interleaved run above spent the same time on every stack."),
     Ranked("rankings/default-duet", "The default stacks, sparse duet",
            "pywebbench run --method duet --budget 10m --rounds-per-launch 1 --out docs/results/rankings/default-duet",
            "The same 14 stacks loaded two at a time on the same CPU with equal CPU shares: each round "
