@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import psutil
+import pytest
 
 from pywebbench.loadgen.base import LoadRequest
 from support.fake_loadgen import FakeLoadGenerator
@@ -155,6 +156,7 @@ def test_when_the_first_round_s_pace_buys_no_interval_the_run_says_what_would(tm
     assert "a budget of about 24 min from the start buys 2 launches of one round" in notes[0]
 
 
+@pytest.mark.serial  # looks for leftovers machine-wide: a parallel worker's servers would count
 def test_no_server_is_left_after_the_rounds(tmp_path: Path) -> None:
     before = {p.pid for p in psutil.process_iter()}
     setup = _Setup(tmp_path)

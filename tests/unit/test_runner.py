@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import psutil
+import pytest
 
 from pywebbench.loadgen.base import LoadRequest
 from support.fake_loadgen import FakeLoadGenerator
@@ -63,6 +64,7 @@ def test_good_bad_and_dying_servers_each_end_as_they_should(tmp_path: Path) -> N
     assert runner.results[0].stack.argv[-2:] == ("--mode", "ok")
 
 
+@pytest.mark.serial  # looks for leftovers machine-wide: a parallel worker's servers would count
 def test_whole_process_group_is_gone_after_the_session(tmp_path: Path) -> None:
     before = {p.pid for p in psutil.process_iter()}
     _run(tmp_path, _plan("fork"))

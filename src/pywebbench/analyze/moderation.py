@@ -152,9 +152,9 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
     draws: pooling them would count the baseline's part once per stack although the run holds
     it on launches - 1 degrees of freedom only. So each launch mean is split into the table's
     common part (the launch's effect, fitted beside each stack's level: the baseline's deviation,
-    mostly; launch_effects) and the stack's own part (the rest). The own parts are moderated across stacks; the common part
-    keeps its launches - 1 degrees of freedom; the two add up, on Satterthwaite's degrees of
-    freedom. Below SPREADS_TO_POOL ratios each stack keeps its own spread (exact t).
+    mostly; launch_effects) and the stack's own part (the rest). The own parts are moderated
+    across stacks; the common part keeps its launches - 1 degrees of freedom; the two add up, on
+    Satterthwaite's degrees of freedom. Below SPREADS_TO_POOL ratios each stack keeps its own spread (exact t).
     """
     means = launch_means(logs)
     stacks = np.sum(np.any(~np.isnan(means), axis=-1), axis=-1)
