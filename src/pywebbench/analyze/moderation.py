@@ -207,13 +207,17 @@ def launch_effects(means: _Array, sweeps: int = 100) -> _Array:
     count_by_launch = np.sum(present, axis=-2)
     count_by_stack = np.sum(present, axis=-1)
     level = np.sum(filled, axis=-1) / np.maximum(count_by_stack, 1)
-    effect = np.zeros(means.shape[:-2] + means.shape[-1:])
+    def effect_of(level: _Array) -> _Array:
+        out: _Array = np.sum(np.where(present, filled - level[..., None], 0.0), axis=-2) / np.maximum(count_by_launch, 1)
+        return out
+
     for _ in range(sweeps):
-        effect = np.sum(np.where(present, filled - level[..., None], 0.0), axis=-2) / np.maximum(count_by_launch, 1)
+        effect = effect_of(level)
         moved = np.sum(np.where(present, filled - effect[..., None, :], 0.0), axis=-1) / np.maximum(count_by_stack, 1)
         if np.allclose(moved, level, rtol=0.0, atol=1e-12):
             break
         level = moved
+    effect = effect_of(level)  # the effects of the levels kept, whichever way the loop ended
     # The mean level over stacks rides on the effects, as a launch's plain mean would carry it.
     centre = np.sum(np.where(count_by_stack > 0, level, 0.0), axis=-1) / np.maximum(np.sum(count_by_stack > 0, axis=-1), 1)
     out: _Array = np.where(count_by_launch > 0, effect + centre[..., None], np.nan)
