@@ -52,18 +52,22 @@ class PairSide:
 
 def round_ratios(sides: Sequence[PairSide], label: str, baseline: str) -> tuple[Observation, ...]:
     """exp(theta_label - theta_baseline) per (launch, round), least squares over the round's pairs."""
+    out = []
+    for (launch, round_no), complete in sorted(_pairs_by_round(sides).items()):
+        level = round_levels(complete, baseline).get(label)
+        if level is not None:
+            out.append(Observation(launch, round_no, math.exp(level)))
+    return tuple(out)
+
+
+def _pairs_by_round(sides: Sequence[PairSide]) -> dict[tuple[int, int], list[dict[str, float]]]:
+    """Each (launch, round)'s windows with both sides measured: {label: value} for the two."""
     by_round: dict[tuple[int, int], dict[frozenset[str], dict[str, float]]] = defaultdict(dict)
     for side in sides:
         if side.value > 0 and side.partner:
             pair = by_round[(side.launch, side.round)].setdefault(frozenset((side.label, side.partner)), {})
             pair[side.label] = side.value
-    out = []
-    for (launch, round_no), pairs in sorted(by_round.items()):
-        complete = [values for values in pairs.values() if len(values) == 2]
-        level = round_levels(complete, baseline).get(label)
-        if level is not None:
-            out.append(Observation(launch, round_no, math.exp(level)))
-    return tuple(out)
+    return {key: [values for values in pairs.values() if len(values) == 2] for key, pairs in by_round.items()}
 
 
 def round_levels(pairs: list[dict[str, float]], baseline: str) -> dict[str, float]:
@@ -94,13 +98,8 @@ def window_noise(sides: Sequence[PairSide]) -> tuple[float, int] | None:
     """The RMS of the windows' log ratios around their round's least-squares fit, on the fit's
     residual degrees of freedom (windows less fitted levels), pooled over rounds: the pair noise
     a run itself shows, to set beside the calibrations'. None where no round has a residual."""
-    by_round: dict[tuple[int, int], dict[frozenset[str], dict[str, float]]] = defaultdict(dict)
-    for side in sides:
-        if side.value > 0 and side.partner:
-            by_round[(side.launch, side.round)].setdefault(frozenset((side.label, side.partner)), {})[side.label] = side.value
     squares, df = 0.0, 0
-    for pairs in by_round.values():
-        complete = [values for values in pairs.values() if len(values) == 2]
+    for complete in _pairs_by_round(sides).values():
         stacks = {name for values in complete for name in values}
         if len(complete) < len(stacks):
             continue
