@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 from pywebbench import __version__
 from pywebbench.analyze.calibrate import DEFAULT_SLOWDOWN
 from pywebbench.measure.answers import parse_path
-from pywebbench.plan.declared import Command, add_options, fraction, positive_int
+from pywebbench.plan.declared import Command, add_options, fraction
 from pywebbench.report.formats import FORMATS
 from pywebbench.analyze.history import Figure
 from pywebbench.report.history_view import HISTORY_FORMATS

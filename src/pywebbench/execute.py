@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
@@ -25,13 +24,12 @@ from pywebbench.analyze.precision import wide_rows
 from pywebbench.analyze.allocation import open_rule, ranking_rule
 from pywebbench.analyze.rows import summarize
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
-from pywebbench.measure.ceiling import GeneratorCeiling
-from pywebbench.stage.doctor import check_tools
 from pywebbench.stage.envs import EnvironmentBuilder, EnvProvider, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.registry import ByWindow
 from pywebbench.plan.budgeting import estimate_seconds, fit_plan_to_budget
+from pywebbench.plan.method_choice import choose_method
 from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import choose_accountant
 from pywebbench.measure.window import phases_of
@@ -44,13 +42,13 @@ from pywebbench.stage.reference import GoBuildError
 from pywebbench.results.model import ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
 from pywebbench.measure.runner import Progress, Runner
-from pywebbench.measure.settle import settle_load
 from pywebbench.orphans import guarded_run
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
 from pywebbench.services.watchdog import ServiceLost, Watchdog
-from pywebbench.measure.placed_load import PlacedGenerator
-from pywebbench.measure.placing import hosts_ready, place_roles
+from pywebbench.measure.roles import LoadSettings, LocalPlacement, Placement
+from pywebbench.measure.placing import place_roles
+from pywebbench.preflight import preflight
 from pywebbench.plan.hosts import Inventory
 from pywebbench.plan.sweep import grid, parse_knobs
 
@@ -183,7 +181,7 @@ class _Start:
 def _start(job: Job, catalog: Catalog, cpus: tuple[int, ...], run_dir: Path, resume: ResultSet | None,
            on_note: Callable[[str], None]) -> _Start:
     options = job.options
-    paired = options.method != "restart"
+    paired = options.method.paired
     first_rounds = max(options.rounds, 3) if options.precision and not paired else options.rounds
     extra = preset_variants(catalog, job.preset)
     plan = make_plan(catalog, options, cpus, job.points, variants=job.variants, extra=extra,
@@ -202,6 +200,18 @@ def _start(job: Job, catalog: Catalog, cpus: tuple[int, ...], run_dir: Path, res
     plan = _missing_only(plan, done)
     on_note(f"resuming {run_dir}: {len(done)} trials already recorded, {len(plan.trials)} to run")
     return _Start(plan, extra, first_rounds)
+
+
+def _started_with_method(job: Job, catalog: Catalog, cpus: tuple[int, ...], run_dir: Path, resume: ResultSet | None,
+                         on_note: Callable[[str], None], *, tuning: bool) -> tuple[Job, _Start]:
+    """The plan, made again with the method `--method auto` chose (said in one line)."""
+    begun = _start(job, catalog, cpus, run_dir, resume, on_note)
+    chosen, why = choose_method(job.options, begun.plan, tuning=tuning)
+    if chosen is job.options.method:
+        return job, begun
+    on_note(why)
+    job = replace(job, options=replace(job.options, method=chosen))
+    return job, _start(job, catalog, cpus, run_dir, resume, on_note)
 
 
 def _header(job: Job, plan: Plan, generator: LoadGenerator, baseline: str) -> RunHeader:
@@ -241,10 +251,7 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
     options = job.options
     config = backing_config(plan, options, job.points, lanes=int(job.extra.get("lanes", 0)),
                             database_url=str(job.extra.get("database_url", "")))
-    placement = place_roles(services, options, needs_of(plan), inventory, run_dir, on_note, config)
-    placed = PlacedGenerator(placement) if placement is not None else None
-    if placed is not None:
-        generator = placed.attach(writer.add_service)
+    hosts = place_roles(services, options, needs_of(plan), inventory, run_dir, on_note, config)
     accountant = choose_accountant(services, header.run_id, on_note)
     backing = Backing(config, cache_root())
     service_start = time.monotonic()
@@ -256,23 +263,19 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
         writer.add_service(record)
     watchdog = services.enter_context(Watchdog(on_note))  # stopped before the services are
     backing.watch(watchdog)
+    placement: Placement = hosts if hosts is not None else \
+        LocalPlacement(backing, options.topology, run_dir, watchdog, lambda: accountant)
+    tools = placement.load_tools(generator, LoadSettings(
+        options.generator, options.keepalive, options.timeout_s, run_dir / "ceiling", writer.add_service,
+        on_ceiling_seconds=lambda s: runner.ledger.add("generator ceiling", s)))
     runner = Runner(
-        run_dir=run_dir, writer=writer, generator=generator,
+        run_dir=run_dir, writer=writer, generator=tools.generator,
         builder=job.env_hook(backing) if job.env_hook is not None else EnvironmentBuilder(),
-        python=sys.executable, backing=backing, topology=options.topology,
-        ready_timeout_s=options.ready_timeout_s, request_timeout_s=options.timeout_s,
-        keepalive=options.keepalive, on_progress=on_progress, accountant=accountant,
-        watchdog=watchdog, on_note=on_note, placement=placement,
+        python=sys.executable, backing=backing, ready_timeout_s=options.ready_timeout_s,
+        request_timeout_s=options.timeout_s, keepalive=options.keepalive, on_progress=on_progress,
+        accountant=accountant, watchdog=watchdog, on_note=on_note, placement=placement,
+        settle=tools.settle, ceiling=tools.ceiling,
     )
-    run_ledger = runner.ledger
-    if placed is not None:  # the ceiling (nginx on this machine) is not measured across hosts
-        runner.settle = placed.settle
-    else:
-        runner.settle = partial(settle_load, generator=options.generator)
-        runner.ceiling = GeneratorCeiling(
-            generator, run_dir / "ceiling", keepalive=options.keepalive, timeout_s=options.timeout_s,
-            on_record=writer.add_service, on_seconds=lambda s: run_ledger.add("generator ceiling", s),
-        )
     runner.ledger.add("service starts", time.monotonic() - service_start)
     return runner
 
@@ -296,12 +299,6 @@ def _run_restarts(job: Job, runner: Runner, begun: _Start, catalog: Catalog, cpu
     return rounds
 
 
-def _check_duet(options: RunOptions, plan: Plan, baseline: str) -> None:
-    if options.method == "duet" and baseline not in {s.label for s in plan.sessions}:
-        raise UserError(f"--method duet reads every ratio off pairs that reach the baseline {baseline}: "
-                        f"add --stack {baseline}")
-
-
 def execute(
     job: Job,
     catalog: Catalog,
@@ -319,15 +316,11 @@ def execute(
     options = job.options
     generator = ByWindow(options.generator)  # a window with a rate and a mix goes to vegeta
     cpus = usable_cpus()
-    begun = _start(job, catalog, cpus, run_dir, resume, on_note)
-    plan = begun.plan
-    _check_duet(options, plan, baseline)
-    check_tools(plan, options)
-    inventory = hosts_ready(options, job.points)
-    if resume is None and results_path(run_dir).exists():
-        raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")
+    job, begun = _started_with_method(job, catalog, cpus, run_dir, resume, on_note, tuning=drive is not None)
+    options, plan = job.options, begun.plan
+    inventory = preflight(options, plan, job.points, baseline, run_dir, resuming=resume is not None)
     on_plan(plan, estimate_seconds(plan, options))
-    if options.method != "restart" and drive is None:
+    if options.method.paired and drive is None:
         options, line = fit_plan_to_budget(options, plan, len(job.points))
         on_note(line)
         job = replace(job, options=options)
@@ -343,7 +336,7 @@ def execute(
             runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note, inventory)
             if drive is not None:
                 rounds = drive(runner, plan, budget)
-            elif options.method != "restart":
+            elif options.method.paired:
                 rounds = _run_rounds(job, runner, plan, catalog, cpus, begun.extra, budget, baseline, on_note,
                                      begun.start_round, begun.min_rounds)
             else:

@@ -90,7 +90,7 @@ def _check_gate_flags(args: argparse.Namespace) -> None:
     if gate and args.tune:
         raise UserError("a baseline compares base and head at the same settings; --tune searches settings: "
                         "give one of them")
-    if args.tune and getattr(args, "method", None) not in (None, "interleaved"):
+    if args.tune and getattr(args, "method", None) not in (None, "interleaved", "auto"):
         raise UserError(f"--tune searches settings in its own stages; --method {args.method} is for comparing "
                         "the servers (or base and head) as they are")
 

@@ -40,11 +40,11 @@ from pywebbench.measure.machine import usable_cpus
 from pywebbench.measure.round_plan import Budget, RoundPlan
 from pywebbench.measure.rounds import Rounds
 from pywebbench.measure.runner import Runner
-from pywebbench.plan.options import OPEN_LOOP_GENERATORS, RunOptions
+from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Session, Variant, make_plan
 from pywebbench.plan.slo import Slo
 from pywebbench.stage.tools import locate
-from pywebbench.results.model import TrialResult, TrialStatus
+from pywebbench.results.model import Method, TrialResult, TrialStatus
 
 SLO_MAX_PROBES = 16
 """Enough to double from 100 to 25,600 req/s, bisect to 5% and repeat a few failed probes."""
@@ -73,7 +73,7 @@ def check_tune(options: RunOptions, slo: Slo | None, *, resume: bool, rates: Seq
     """Every refusal of --tune, one line each, before anything starts."""
     if resume:
         raise UserError("a tuning run cannot be resumed; its probes are in the results file, run --tune again")
-    if options.method != "interleaved":
+    if options.method not in (Method.INTERLEAVED, Method.AUTO):
         raise UserError(f"--tune compares candidates side by side in interleaved rounds; --method {options.method} "
                         "cannot (drop --method)")
     if options.workers is not None or options.threads is not None:
@@ -86,7 +86,7 @@ def check_tune(options: RunOptions, slo: Slo | None, *, resume: bool, rates: Seq
         if rates:
             raise UserError("--rate with --tune is the first rate of a capacity search: it needs --slo")
         return
-    if options.generator not in OPEN_LOOP_GENERATORS:
+    if not options.generator.open_loop:
         raise UserError(f"--slo searches open-loop rates with oha or vegeta; --generator {options.generator} is "
                         "closed loop")
     if locate(options.generator) is None:
@@ -288,7 +288,7 @@ def tune(runner: Runner, catalog: Catalog, request: TuneRequest, options: RunOpt
     available_mb = psutil.virtual_memory().available / 2**20
     bounds = bounds_for(stack_cpus, available_mb, live_at_once)
     engine = _Engine(runner, catalog, request, options,
-                     Rounds(runner, method="interleaved", rounds_per_launch=options.rounds_per_launch, seed=seed,
+                     Rounds(runner, method=Method.INTERLEAVED, rounds_per_launch=options.rounds_per_launch, seed=seed,
                             on_note=on_note), on_note, seed)
     on_note(f"tune: {bounds.text}")
     stages = _Stages(engine, budget, bounds, [ClassSearch(_space(s), bounds) for s in request.stacks], on_note)

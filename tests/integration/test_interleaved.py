@@ -13,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 
 import psutil
-import pytest
 
 from pywebbench.analyze.rows import summarize
 from pywebbench.results.store import load_results, results_path
@@ -102,6 +101,16 @@ def test_a_duet_of_six_stacks_loads_two_cycles_a_round_and_rates_every_stack(tmp
     rows = {r.label: r for r in summarize(results).rows}
     # every stack's ratio to the baseline comes out of each round's least-squares fit
     assert all(rows[s].ratio is not None and rows[s].ratio > 0 for s in stacks[1:]), rows
+
+
+def test_method_auto_runs_a_cpu_bound_workload_as_a_duet_and_says_why(tmp_path: Path) -> None:
+    done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--stack", "falcon:gunicorn-sync", *SHORT,
+                      "--method", "auto", "--repeats", "2", "--rounds-per-launch", "1", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "--method auto: duet (hello keeps the stacks on the CPU" in done.stderr
+    results = load_results(tmp_path)
+    assert results.header.options["method"] == "duet"  # the header says what ran, not "auto"
+    assert results.trials and all(t.spec.method == "duet" and t.spec.partner for t in results.trials)
 
 
 def test_launch_blocks_start_one_stack_beside_the_baseline_per_launch(tmp_path: Path) -> None:

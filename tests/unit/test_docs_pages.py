@@ -29,7 +29,9 @@ def test_the_readme_region_is_rendered_and_the_rest_of_it_kept(tmp_path: Path) -
                       "<!-- calibration-summary:start -->\nstale\n<!-- calibration-summary:end -->\n"
                       "<!-- tuning-example:start -->\ntyped\n<!-- tuning-example:end -->\n"
                       "<!-- gate-series:start -->\n<!-- gate-series:end -->\n"
-                      "<!-- coverage-summary:start -->\n94-97% typed\n<!-- coverage-summary:end -->\n")
+                      "<!-- coverage-summary:start -->\n94-97% typed\n<!-- coverage-summary:end -->\n"
+                      "<!-- allocation-summary:start -->\na little\n<!-- allocation-summary:end -->\n"
+                      "<!-- host-noise:start -->\nabout 13%\n<!-- host-noise:end -->\n")
     text = build(docs)[readme]
     assert text.startswith("# Hand\n\n<!-- seeds-table:start -->\n| Seed | What it claimed |")
     assert "](docs/seed-000.md)" in text and "old" not in text and "stale" not in text
@@ -37,6 +39,8 @@ def test_the_readme_region_is_rendered_and_the_rest_of_it_kept(tmp_path: Path) -
     assert "No run committed yet." in text  # no calibrate run under this docs/results
     assert "No tuning run committed yet" in text and "typed" not in text
     assert "No gate series committed yet" in text and "No coverage simulation committed yet" in text
+    assert "no simulation of adaptive allocation committed yet" in text and "a little" not in text
+    assert "`scripts/host-noise` has not been run" in text and "about 13%" not in text
     readme.write_text("# Hand, no markers\n")
     with pytest.raises(UserError, match="no '<!-- tuning-example:start -->'"):
         build(docs)

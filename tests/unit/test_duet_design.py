@@ -9,7 +9,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from pywebbench.plan.duet_design import COMPLETE_UP_TO, duet_pairs, duet_windows, provisional_order
+from pywebbench.plan.duet_design import duet_pairs, duet_windows, provisional_order
 
 
 def _labels(count: int) -> list[str]:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pywebbench.catalog.registry import Catalog, build_catalog
 from pywebbench.arguments import build_parser
 from pywebbench.plan.declared import rates
-from pywebbench.cli import _glob, _options
+from pywebbench.commands.common import command_options as _options, stack_glob as _glob
 from pywebbench.errors import UserError
 from pywebbench.plan.options import RunOptions, from_sources, parse_cpu_list, parse_duration
 from pywebbench.plan.sweep import parse_knobs

@@ -110,7 +110,8 @@ def test_a_stack_seen_holding_connections_is_not_waited_for_in_later_launches(mo
     monkeypatch.setattr(module, "pending", pending)
     monkeypatch.setattr(module, "pending_by_port", lambda ports: {p: 3 for p in ports if port_label[p] == "bjoern"})
     notes: list[str] = []
-    isolation = module.Isolation(TimeLedger(), notes.append)
+    holding: set[str] = set()  # the runner's, which its settle drain reads too
+    isolation = module.Isolation(TimeLedger(), notes.append, holding)
 
     def launch(first_port: int) -> None:
         lives = {}
@@ -125,3 +126,23 @@ def test_a_stack_seen_holding_connections_is_not_waited_for_in_later_launches(mo
     launch(2000)
     assert waited == [(1000, 1001), (2001,)]
     assert len(notes) == 1 and "bjoern" in notes[0] and "in this run" in notes[0]
+    assert holding == {"bjoern"}
+
+
+def test_the_settle_drain_and_the_window_drain_share_which_stacks_hold_connections(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pywebbench.measure import window as module
+    from pywebbench.measure.quiesce import Drained
+    runner = SimpleNamespace(holding={"bjoern"}, ledger=module.TimeLedger())  # found by a window drain
+    lives = [SimpleNamespace(port=port, session=SimpleNamespace(label=label))
+             for port, label in ((1000, "bjoern"), (1001, "flask"))]
+    waited: list[tuple[int, ...]] = []
+    monkeypatch.setattr(module, "local_ports", lambda lives: tuple(live.port for live in lives))
+    monkeypatch.setattr(module, "pending", lambda ports: waited.append(tuple(ports)) or 0)
+    monkeypatch.setattr(module, "wait_until_drained", lambda count, **k: Drained(0.0, count() == 0, 0))
+    module.WindowMeasurer(runner).drain_settled(lives)  # type: ignore[arg-type]
+    assert waited == [(1001,)]  # bjoern's queue is not waited for
+    monkeypatch.setattr(module, "wait_until_drained", lambda count, **k: Drained(2.0, False, 3))
+    monkeypatch.setattr(module, "pending_by_port", lambda ports: {1001: 3})
+    module.WindowMeasurer(runner).drain_settled(lives)  # type: ignore[arg-type]
+    assert runner.holding == {"bjoern", "flask"}  # a stall here: no drain waits for flask's queue again

@@ -23,7 +23,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("measure",),
     ("analyze",),
     ("report",),
-    ("execute", "tune", "ownapp", "arguments", "console", "cli", "__main__", "__init__"),
+    ("preflight",),
+    ("execute", "tune", "ownapp", "arguments", "console", "commands", "cli", "__main__", "__init__"),
 )
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60

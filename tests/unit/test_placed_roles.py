@@ -10,14 +10,14 @@ import pytest
 
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.measure.launchers import GroupUsage
-from pywebbench.measure.placement import Placement, PlacementConfig, _same_arch
+from pywebbench.measure.placement import HostPlacement, PlacedHost, PlacementConfig, _same_arch
 from pywebbench.measure.remote import RemoteLauncher
 from pywebbench.stage.ssh import SshConnection, SshError
 from pywebbench.measure.window import _remote_roles
 
 
 def test_the_placed_dsn_keeps_the_lane_database_the_local_backing_named(tmp_path: Path) -> None:
-    placement = Placement((), tmp_path, PlacementConfig(True, 1000, 2, 0.0, tmp_path / "toxiproxy", db_lanes=3),
+    placement = HostPlacement((), tmp_path, PlacementConfig(True, 1000, 2, 0.0, tmp_path / "toxiproxy", db_lanes=3),
                           "netns")
     placement._dsn = "postgresql://bench:secret@10.231.1.12:40001/bench"
     env = placement.app_environment({"PWB_DSN": "postgresql://bench:local@127.0.0.1:6432/bench_lane2",
@@ -50,3 +50,22 @@ def test_hosts_of_another_architecture_are_refused_unless_they_only_generate_loa
     _same_arch({"gen": {"arch": other, "roles": ["generator"]}, "app": {"arch": here, "roles": ["app"]}})
     with pytest.raises(SshError, match=f"db is {other} and this machine {here}"):
         _same_arch({"db": {"arch": other, "roles": ["db"]}})
+
+
+def test_across_hosts_the_load_is_wrk_on_the_generator_hosts_and_no_ceiling_is_read_here(tmp_path: Path) -> None:
+    from pywebbench.measure.ceiling import NO_CEILING
+    from pywebbench.measure.placed_load import PlacedGenerator
+    from pywebbench.measure.roles import LoadSettings
+    from pywebbench.plan.hosts import Role
+    from pywebbench.results.model import ServiceRecord, TrialSpec
+    from pywebbench.stage.ssh import SshTarget
+    from support.fake_loadgen import FakeLoadGenerator
+    host = PlacedHost("app", "10.231.1.11", (Role.APP, Role.GENERATOR), SshTarget("10.231.1.11"))
+    placement = HostPlacement((host,), tmp_path, PlacementConfig(False, 1000, 2, 0.0, tmp_path / "toxiproxy"), "netns")
+    written: list[ServiceRecord] = []
+    tools = placement.load_tools(FakeLoadGenerator(), LoadSettings("wrk", True, 5.0, tmp_path, written.append,
+                                                                   lambda seconds: None))
+    assert isinstance(tools.generator, PlacedGenerator)
+    assert tools.ceiling(TrialSpec("t", "a:b", "hello", 10, 1.0, 0.0, 1, "wrk")) is NO_CEILING
+    assert [r.name for r in written] == ["placement"]  # the header's placement record, written at once
+    assert placement.on_record == written.append  # and the records made later, as fronts close

@@ -104,7 +104,7 @@ def to_baseline(row: Row, baseline: Row) -> Estimate | None:
         if row.label == baseline.label:
             return Estimate(1.0, 1.0, 1.0, paired=True)
         if interval is None:
-            return Estimate(row.ratio, paired=row.method != "restart")
+            return Estimate(row.ratio, paired=row.method.paired)
         return Estimate(row.ratio, interval[0], interval[1], paired=row.ratio_interval is not None)
     return unpaired(row, baseline)
 
@@ -125,7 +125,7 @@ def between(results: ResultSet, a: Row, b: Row, *, prior: Prior = NO_PRIOR, seed
     than the rounds say: the pairing is what cancels the machine's drift. `prior`: their
     table's own-part spread (Summary.priors), which a ranking's neighbours borrow too.
     """
-    if a.spec.cell == b.spec.cell and a.method != "restart" and b.method != "restart":
+    if a.spec.cell == b.spec.cell and a.method.paired and b.method.paired:
         ratios = paired_to_baseline(_trials(results, a), _trials(results, b), a.label, _cell(results, a)).ratios
         interval = ratio_interval(ratios, prior=pair_prior(prior))
         if interval is not None:
@@ -239,7 +239,7 @@ def round_ratios(results: ResultSet, rows: Sequence[Row], baseline: str) -> dict
     out: dict[str, tuple[Observation, ...]] = {}
     for row in rows:
         partner = base.get(row.spec.cell)
-        if partner is None or row.label == baseline or row.method == "restart":
+        if partner is None or row.label == baseline or not row.method.paired:
             continue
         out[row.label] = paired_to_baseline(_trials(results, row), _trials(results, partner), row.label,
                                             _cell(results, row)).ratios

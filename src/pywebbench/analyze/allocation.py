@@ -37,7 +37,7 @@ from pywebbench.analyze.coverage import Noise, Shape, simulate_logs, write_recor
 from pywebbench.analyze.moderation import launch_intervals, moderated_intervals
 from pywebbench.analyze.neighbours import EQUIVALENCE, PairVerdict
 from pywebbench.analyze.precision import wide_rows
-from pywebbench.analyze.rows import Row, summarize
+from pywebbench.analyze.rows import Row, ranked_rows, summarize
 from pywebbench.results.model import MachineInfo, ResultSet, RunHeader, TrialResult
 
 _Array = np.ndarray[Any, Any]
@@ -81,12 +81,12 @@ def unplaced(rows: Sequence[Row], baseline: str) -> tuple[str, ...]:
         by_cell.setdefault(row.spec.cell, []).append(row)
     found: set[str] = set()
     for cell_rows in by_cell.values():
-        # The ranking table's order (report/pages/rankings.py): next_verdict is against the row below.
-        ranked = sorted(cell_rows, key=lambda r: (r.ratio is None, -(r.ratio or 0.0)))
+        found.update(r.label for r in cell_rows if r.ratio is None)  # not placed anywhere yet
+        ranked = ranked_rows(cell_rows)
         for i, row in enumerate(ranked):
             above = ranked[i - 1].next_verdict if i > 0 else PairVerdict.DIFFERENT.value
             below = row.next_verdict if i < len(ranked) - 1 else PairVerdict.DIFFERENT.value
-            if row.ratio is None or above not in _RESOLVED or below not in _RESOLVED:
+            if above not in _RESOLVED or below not in _RESOLVED:
                 found.add(row.label)
     found.discard(baseline)
     return tuple(sorted(found))

@@ -10,7 +10,7 @@ from pywebbench.results.model import ResultSet
 def row_half_width(row: Row) -> float | None:
     """How wide the row's figure is, ±fraction: its paired ratio to the baseline where it has
     one, else its req/s; 0 for the baseline itself under a paired method (1 by definition)."""
-    if row.method != "restart" and row.ratio is not None:
+    if row.method.paired and row.ratio is not None:
         if row.ratio_ci == (1.0, 1.0):
             return 0.0
         return row.ratio_interval.half_width if row.ratio_interval is not None else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from dataclasses import dataclass, field, replace
 
@@ -19,9 +19,8 @@ from pywebbench.analyze.paired import (
     Observation,
     launch_centre,
     min_detectable,
-    ratio_interval,
 )
-from pywebbench.results.model import Cell, ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
+from pywebbench.results.model import Cell, Method, ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
 from pywebbench.analyze.stats import Aggregation, aggregate, aggregate_ci, ratio_ci
 
 CELL_KNOBS: tuple[str, ...] = Cell._fields
@@ -81,7 +80,7 @@ class Row:
     requests: int = 0
     """Requests completed, summed over repeats."""
     # The paired method (interleaved, duet): ratios within a round, intervals over rounds in launches.
-    method: str = "restart"
+    method: Method = Method.RESTART
     rounds: int = 0
     launches: int = 0
     ratio_interval: Interval | None = None
@@ -158,6 +157,14 @@ def _spectrum(trials: list[TrialResult]) -> tuple[tuple[float, float], ...]:
     return tuple((pct, statistics.median(v)) for pct, v in sorted(by_pct.items()))
 
 
+def ranked_rows(rows: Iterable[Row]) -> list[Row]:
+    """The rows with a paired ratio in the ranking's order, cell by cell as `summarize` orders them
+    and best first within each: the order each row's `next_verdict` (against the row below) was
+    decided in (analyze/neighbours.py)."""
+    return sorted((r for r in rows if r.method.paired and r.ratio is not None),
+                  key=lambda r: (repr(r.spec.cell), -(r.ratio or 0.0)))
+
+
 def varying_knobs(rows: tuple[Row, ...] | list[Row]) -> tuple[str, ...]:
     """The cell knobs (workload aside) that take more than one value across these rows: a sweep's axes."""
     cells = {r.spec.cell for r in rows}
@@ -211,7 +218,7 @@ def summarize(results: ResultSet, baseline: str | None = None, aggregation: Aggr
         base_trials.get(cell, []))}
     rows = _with_ties(rows, groups, baseline, cells, paired, priors, run_equivalence(results))
     # Paired rows rank by their ratio, the figure their ties are decided on.
-    rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method != "restart" else r.rps) or -1.0), r.label))
+    rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method.paired else r.rps) or -1.0), r.label))
     return Summary(tuple(rows), baseline, tuple(sorted(missing)), priors)
 
 
@@ -245,7 +252,7 @@ def _paired_tables(groups: dict[tuple[str, tuple[object, ...]], list[TrialResult
 def _paired(label: str, trials: list[TrialResult], base: list[TrialResult], baseline: str,
             cell_trials: Sequence[TrialResult]) -> Paired | None:
     """The row's per-round ratios to the baseline (paired methods only); the baseline's own is 1."""
-    if trials[-1].spec.method == "restart" or not base:
+    if not trials[-1].spec.method.paired or not base:
         return None
     if label == baseline:
         return Paired((), None, None, 1.0)
@@ -366,7 +373,7 @@ def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], lis
         by_cell[row.spec.cell].append(row)
     for cell, cell_rows in by_cell.items():
         base = groups.get((baseline, cell))
-        if base is None or all(r.method == "restart" for r in cell_rows):
+        if base is None or all(not r.method.paired for r in cell_rows):
             out += cell_rows
             continue
         items = []

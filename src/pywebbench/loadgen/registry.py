@@ -12,7 +12,7 @@ from pywebbench.loadgen.base import LoadGenerator, LoadRequest
 from pywebbench.loadgen.oha import Oha
 from pywebbench.loadgen.vegeta import Vegeta, vegeta_binary
 from pywebbench.loadgen.wrk import Wrk
-from pywebbench.plan.options import OPEN_LOOP_GENERATORS as OPEN_LOOP
+from pywebbench.plan.generators import OPEN_LOOP_GENERATORS, Generator
 from pywebbench.results.model import LoadResult
 
 GENERATORS: dict[str, Callable[[], LoadGenerator]] = {"wrk": Wrk, "ab": ApacheBench, "oha": Oha, "vegeta": Vegeta}
@@ -31,15 +31,15 @@ def window_generator(configured: str, request: LoadRequest) -> str:
     An offered rate with a mix of several requests goes to vegeta (oha sends one request and
     wrk has no fixed rate); an offered rate with one request to the run's open-loop generator
     (oha unless vegeta was asked for: oha is the lighter and better tested of the two).
-    Without a rate, the run's generator, except that a mix oha cannot send goes to wrk.
+    Without a rate, the run's generator, except that a mix it cannot send (oha's, ab's) goes to wrk.
     """
     several = len(request.mix) > 1
     if request.rate is not None:
         if several:
-            return "vegeta"
-        return configured if configured in OPEN_LOOP else "oha"
-    if several and configured == "oha":
-        return "wrk"
+            return Generator.VEGETA
+        return configured if configured in OPEN_LOOP_GENERATORS else Generator.OHA
+    if several and not Generator(configured).sends_a_mix:
+        return Generator.WRK
     return configured
 
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 import errno
 import os
 import re
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from types import TracebackType
 
 MIB = 1024 * 1024
 MOUNTINFO = Path("/proc/self/mountinfo")

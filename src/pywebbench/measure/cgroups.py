@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 

@@ -14,11 +14,10 @@ from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.measure.accounting import WindowUsage
 from pywebbench.measure.checks import instrument_check, trial_checks
 from pywebbench.measure.isolation import Isolation
+from pywebbench.measure.roles import PeakReading
 from pywebbench.measure.runner import Runner
 from pywebbench.measure.window import Live, died_during, load_failed, now
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec, TrialStatus
-from pywebbench.services.backing import PeakSampler
-from pywebbench.services.remote_db import RemotePeak
 
 
 class DuetWindow:
@@ -47,12 +46,12 @@ class DuetWindow:
         mark = runner.watchdog.mark()
         runner.watchdog.during = f"{live.session.label} and {partner.session.label} {workload.name}"
         started_at = now()
-        requests = [runner.load_request(sp, s.port, workload.path, workload.requests, host=s.host)
+        requests = [runner.windows.load_request(sp, s.port, workload.path, workload.requests, host=s.host)
                     for (s, _), sp in zip(sides, specs, strict=True)]
         self._duet_settle(requests, specs)
-        runner.drain_settled((live, partner))
+        runner.windows.drain_settled((live, partner))
         with ExitStack() as sampling:
-            peak = runner.db_peak(sampling, live, workload)
+            peak = runner.windows.db_peak(sampling, live, workload)
             usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))
             loads = self._duet_loads(requests)
         for i, ((side, _), side_spec) in enumerate(zip(sides, specs, strict=True)):
@@ -106,12 +105,12 @@ class DuetWindow:
         return loads
 
     def _record_side(self, side: Live, other: Live, side_spec: TrialSpec, load: LoadResult | LoadGenError | None,
-                     workload: Workload, started_at: str, usage: WindowUsage, peak: PeakSampler | RemotePeak | None,
+                     workload: Workload, started_at: str, usage: WindowUsage, peak: PeakReading | None,
                      mark: int) -> None:
         runner = self.runner
         if not isinstance(load, LoadResult):
             status, failure = load_failed(side, load if load is not None else LoadGenError("no result"))
-            runner.record(runner.mark_faults(
+            runner.record(runner.windows.mark_faults(
                 TrialResult(side_spec, side.info, status, started_at, now(), keepalive=side.keepalive,
                             error=failure), mark))
             return
@@ -122,10 +121,10 @@ class DuetWindow:
         result = TrialResult(
             side_spec, side.info, status, started_at, now(), load=load, keepalive=side.keepalive, error=error,
             db_sessions=peak.peak if peak is not None else None,
-            resources=runner.usages_for(side, usage, partner=other), sampler_cpu_s=usage.sampler_cpu_s,
+            resources=runner.windows.usages_for(side, usage, partner=other), sampler_cpu_s=usage.sampler_cpu_s,
             cpu_source=runner.accountant.source, steal_s=usage.steal_s,
         )
-        result = runner.mark_faults(result, mark)  # a backing service died meanwhile: the cause
+        result = runner.windows.mark_faults(result, mark)  # a backing service died meanwhile: the cause
         result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)
                          + instrument_check("#DB sampler", peak.error if peak is not None else None))
         runner.record(result)

@@ -29,7 +29,7 @@ closed connections in CLOSE_WAIT): the wait ends there instead of at the 15 s li
 
 
 class Isolation:
-    def __init__(self, ledger: TimeLedger, on_note: Callable[[str], None]) -> None:
+    def __init__(self, ledger: TimeLedger, on_note: Callable[[str], None], holding: set[str] | None = None) -> None:
         self.ledger = ledger
         self.on_note = on_note
         self.remeasured = 0
@@ -39,9 +39,9 @@ class Isolation:
         self._label_of: dict[int, str] = {}
         self._servers = 0
         self._slow_said = False
-        self._holding: set[str] = set()
-        """Stacks seen holding connections they never serve: their queues are not waited for in
-        later launches either (bjoern's cost a 3 s stall per launch)."""
+        self._holding = holding if holding is not None else set()
+        """Stacks seen holding connections they never serve, shared with the runner's settle drain:
+        their queues are not waited for again in the run (bjoern's cost a 3 s stall per launch)."""
 
     def launched(self, lives: Mapping[str, Live], *, wait: bool) -> None:
         """A new launch's servers; with `wait`, its boot storm waited out before the first window."""

@@ -79,7 +79,6 @@ def overlap_problem(port: int, path: str, delay_s: float, requests: int | None =
     with ThreadPoolExecutor(max_workers=requests) as pool:
         statuses = list(pool.map(one, range(requests)))
     elapsed = time.monotonic() - started
-    sequential = requests * delay_s
     if any(s != 200 for s in statuses):
         return f"no-overlap: {requests} concurrent {path} answered {sorted(set(statuses))}"
     return overlap_verdict(requests, delay_s, elapsed, path, in_flight(requests) if in_flight else None)

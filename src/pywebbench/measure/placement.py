@@ -1,6 +1,6 @@
 """Roles on their hosts for one run (`--hosts`, `--topology netns`): what the runner asks of them.
 
-A `Placement` opens one SSH connection per host, starts the db role (PostgreSQL and
+A `HostPlacement` opens one SSH connection per host, starts the db role (PostgreSQL and
 pgbouncer, services/remote_db.py) and the upstream role (the Go upstream API,
 services/remote_upstream.py) on their hosts, each in its own process group stopped with the
 run, and puts a Toxiproxy link in front of each thing crossed between hosts: app -> db on the
@@ -37,11 +37,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.remote import RemoteWrk
+from pywebbench.measure.ceiling import NO_CEILING
+from pywebbench.measure.placed_load import PlacedGenerator
 from pywebbench.measure.placed_proxy import ProxyHost, proxied_front
 from pywebbench.measure.placed_upstream import PlacedUpstream
 from pywebbench.measure.launchers import GroupUsage, RunningServer
 from pywebbench.catalog.servers import APPS_DIR
+from pywebbench.measure.roles import Front, LoadSettings, LoadTools
 from pywebbench.measure.remote import RemoteLauncher, free_port, machine_info, tree_usage
 from pywebbench.plan.hosts import Role
 from pywebbench.plan.sessions import Session
@@ -100,8 +104,9 @@ class PlacementConfig:
     """The largest max_db_sessions a sweep sets (PostgreSQL's limit on the db host is sized for it)."""
 
 
-class Placement:
-    """`with Placement(hosts, work_dir, config) as placed:` every role's host reached and ready."""
+class HostPlacement:
+    """`with HostPlacement(hosts, work_dir, config) as placed:` every role's host reached and ready
+    (the runner's `Placement` across hosts, measure/roles.py)."""
 
     def __init__(self, hosts: Sequence[PlacedHost], work_dir: Path, config: PlacementConfig,
                  mode: str) -> None:
@@ -132,7 +137,7 @@ class Placement:
         found = [h for h in self.hosts if role in h.roles]
         return found[0] if found else self.host_of(Role.APP)
 
-    def __enter__(self) -> Placement:
+    def __enter__(self) -> HostPlacement:
         try:
             self._open()
         except BaseException:
@@ -155,7 +160,6 @@ class Placement:
         _same_arch(self.machines)
         app, db = self.host_of(Role.APP), self.host_of(Role.DB)
         links = self.work_dir / "links"
-        upstream = self.host_of(Role.UPSTREAM) if self.config.upstream is not None else app
         proxy = self.host_of(Role.PROXY) if self.config.proxy else app
         if self.config.proxy:
             self._role_python(proxy.name)  # staged now, so the placement record lists it
@@ -206,6 +210,16 @@ class Placement:
 
     # -- what the runner asks ------------------------------------------------------------------
 
+    def load_tools(self, generator: LoadGenerator, settings: LoadSettings) -> LoadTools:
+        """wrk on the generator hosts instead of `generator`; no ceiling (nginx on this machine says
+        nothing of theirs). The placement record goes to the results now, later ones as made."""
+        self.attach(settings.on_record)
+        placed = PlacedGenerator(self.generators)
+        return LoadTools(placed, placed.settle, lambda spec: NO_CEILING)
+
+    def reenroll(self) -> None:
+        pass  # the roles on other hosts are read there by process group, not enrolled here
+
     def app_environment(self, env: dict[str, str]) -> dict[str, str]:
         """The app's environment with its DSN and upstream URL through their links (or its host's loopback)."""
         dsn = self._dsn
@@ -249,11 +263,11 @@ class Placement:
                               paths=((str(env_path), remote_env), (str(APPS_DIR), apps)))
 
     @contextmanager
-    def front(self, server: RunningServer, label: str) -> Iterator[tuple[str, int]]:
+    def front(self, server: RunningServer, session: Session, label: str) -> Iterator[Front]:
         """The generator -> app link in front of a server: where the load goes, for as long as it runs."""
         if self._proxy_links is not None:
-            with self._proxied_front(server, label) as where:
-                yield where
+            with self._proxied_front(server, label) as (host, port):
+                yield Front(host, port)
             return
         assert self._app_links is not None
         app = self.host_of(Role.APP)
@@ -265,7 +279,7 @@ class Placement:
             if self.generators:  # measured from a generator host, as the load crosses it
                 self._record_rtt(name, measure_rtt(self.generators[0].conn, link.listen, HTTP_PROBE, count=10),
                                  self.generators[0].conn.name)
-            yield app.address, port
+            yield Front(app.address, port)
         finally:
             try:
                 self._app_links.remove(name)

@@ -1,6 +1,6 @@
 """Roles placed before anything starts: `--hosts` read and checked over SSH, or the netns rig
-made, then the db and upstream roles and the links brought up as a `Placement`
-(measure/placement.py)."""
+made, then the db and upstream roles and the links brought up as a `HostPlacement`
+(measure/placement.py); on one host, nothing (the runner's `LocalPlacement`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pywebbench.catalog.workloads import Needs
 from pywebbench.errors import UserError
-from pywebbench.measure.placement import PlacedHost, Placement, PlacementConfig, UpstreamRole
+from pywebbench.measure.placement import HostPlacement, PlacedHost, PlacementConfig, UpstreamRole
 from pywebbench.plan.hosts import Inventory, Role, load_inventory
 from pywebbench.plan.options import RunOptions
 from pywebbench.services.backing import BackingConfig
@@ -47,7 +47,7 @@ def hosts_ready(options: RunOptions, points: Sequence[Sequence[tuple[str, object
 
 
 def place_roles(services: ExitStack, options: RunOptions, needs: frozenset[Needs], inventory: Inventory | None,
-                run_dir: Path, on_note: Callable[[str], None], backing: BackingConfig | None = None) -> Placement | None:
+                run_dir: Path, on_note: Callable[[str], None], backing: BackingConfig | None = None) -> HostPlacement | None:
     """The roles' hosts reached (the netns rig made first), the db and upstream roles and the links up;
     None on one host."""
     if not options.placed:
@@ -72,7 +72,7 @@ def place_roles(services: ExitStack, options: RunOptions, needs: frozenset[Needs
                              proxy=options.topology == "nginx", db_lanes=backing.lanes if backing else 1,
                              db_largest_cap=backing.postgres_sessions if backing else None)
     try:
-        return services.enter_context(Placement(hosts, run_dir, config, mode))
+        return services.enter_context(HostPlacement(hosts, run_dir, config, mode))
     except (SshError, StagingError, OSError) as exc:
         raise UserError(f"the hosts could not be made ready: {str(exc).splitlines()[0]}") from None
 

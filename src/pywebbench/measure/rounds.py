@@ -25,7 +25,7 @@ from pywebbench.loadgen.base import LoadGenError
 from pywebbench.plan.duet_design import duet_pairs, duet_windows
 from pywebbench.plan.interval_rule import launches_needed
 from pywebbench.plan.sessions import Session
-from pywebbench.results.model import TrialResult, TrialSpec
+from pywebbench.results.model import Method, TrialResult, TrialSpec
 from pywebbench.measure.round_plan import Budget, RoundPlan, SetOutcome
 from pywebbench.measure.runner import Runner
 from pywebbench.measure.isolation import Isolation
@@ -40,10 +40,10 @@ EQUAL_SHARES = 1024
 class Rounds:
     """Runs the rounds of one comparison set on live servers, by the interleaved or duet method."""
 
-    def __init__(self, runner: Runner, *, method: str, rounds_per_launch: int, seed: int,
+    def __init__(self, runner: Runner, *, method: Method, rounds_per_launch: int, seed: int,
                  on_note: Callable[[str], None] = lambda text: None) -> None:
         self.runner = runner
-        self.method = method
+        self.method = Method(method)  # a caller may spell it as text
         self.rounds_per_launch = rounds_per_launch
         self.rng = random.Random(seed)
         self.on_note = on_note
@@ -51,7 +51,7 @@ class Rounds:
         self._odd_seen: set[tuple[str, str]] = set()
         self._round_seconds: list[float] = []
         self._launch_seconds: list[float] = []
-        self.isolation = Isolation(runner.ledger, on_note)
+        self.isolation = Isolation(runner.ledger, on_note, runner.holding)
         self.duet_window = DuetWindow(runner, self.isolation, self.rng)
         self._set_start = 0
         self._blocks: list[set[str]] = []
@@ -98,7 +98,7 @@ class Rounds:
                         break
                 self._expect_the_round(plan, everyone, sessions, done, rounds_run)
                 started = time.monotonic()
-                if self.method == "duet":
+                if self.method == Method.DUET:
                     self._duet_round(sessions, lives, failures, plan.baseline, plan.budget)
                 else:
                     self._interleaved_round(sessions, lives, failures, plan.budget)
@@ -175,7 +175,7 @@ class Rounds:
                 self.runner.fail(session.trials, failures[session.label])
                 continue
             for spec, workload in zip(session.trials, session.workloads, strict=True):
-                self.runner.measure(live, spec, workload)  # its wrong answer recorded, nothing loaded
+                self.runner.windows.measure(live, spec, workload)  # its wrong answer recorded, nothing loaded
         return "wrong-answers" if lives else "no-server"
 
     def _expect_the_round(self, plan: RoundPlan, everyone: Sequence[Session], sessions: list[Session], done: int,
@@ -243,12 +243,12 @@ class Rounds:
             live = lives.get(session.label)
             if live is None:
                 continue
-            if self.method == "duet":
+            if self.method == Method.DUET:
                 self.runner.accountant.weigh(live.role, EQUAL_SHARES)
             for spec, workload in zip(session.trials, session.workloads, strict=True):
                 if spec.warmup_s > 0 and live.problems.get(workload.name) is None:
                     try:
-                        self.runner.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=0.0)
+                        self.runner.windows.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=0.0)
                     except LoadGenError as exc:
                         self.on_note(f"{session.label} {workload.name}: warmup failed: {exc}")
         # Without a right answer nothing is loaded: no boot storm to wait out.
@@ -269,12 +269,12 @@ class Rounds:
                 self.runner.fail((spec,), failures[session.label])
                 continue
             self.isolation.before_window()
-            result = self.runner.measure(live, spec, workload, settle_s=spec.settle_s)
+            result = self.runner.windows.measure(live, spec, workload, settle_s=spec.settle_s)
             self.isolation.measured(result, lambda: self._again(live, spec, workload))
 
     def _again(self, live: Live, spec: TrialSpec, workload: Workload) -> TrialResult:
         self.runner.expect(1)
-        return self.runner.measure(live, spec, workload, settle_s=spec.settle_s)
+        return self.runner.windows.measure(live, spec, workload, settle_s=spec.settle_s)
 
     def _duet_round(self, sessions: list[Session], lives: dict[str, Live], failures: dict[str, LaunchFailed],
                     baseline: str, budget: Budget) -> None:
@@ -321,10 +321,10 @@ def _median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2] if values else 0.0
 
 
-def _windows_recorded(sessions: list[Session], method: str) -> int:
+def _windows_recorded(sessions: list[Session], method: Method) -> int:
     """Trial records a round adds: one per window, or two per duet window (each side's)."""
     trials = sum(len(s.trials) for s in sessions)
-    if method != "duet" or not sessions:
+    if method != Method.DUET or not sessions:
         return trials
     return 2 * duet_windows(len(sessions)) * (trials // len(sessions))
 

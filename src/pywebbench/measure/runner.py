@@ -2,7 +2,7 @@
 
 `Runner.launch` builds the environment, starts the server (through the launcher for its kind,
 `measure/launchers.py`), waits for it, checks every answer and the overlap, and enrolls its
-processes with the accountant; `Runner.measure` (measure/window.py) runs one window (with a warmup or a settle
+processes with the accountant; its `windows.measure` (measure/window.py) runs one window (with a warmup or a settle
 before it) and records the trial. The restart method (`Runner.run`) is a launch per trial
 set; the interleaved and duet methods (`pywebbench.measure`) keep launches alive across
 many windows. The runner never prints; it reports progress through a callback and results
@@ -24,9 +24,9 @@ from pywebbench.loadgen.base import LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant, ProcAccountant
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
 from pywebbench.measure.checks import instrument_check
-from pywebbench.measure.launchers import RunningServer, app_role, launcher_for, stack_info
-from pywebbench.measure.placement import Placement
+from pywebbench.measure.launchers import RunningServer, app_role, stack_info
 from pywebbench.measure.overlap import allowed_in_flight, overlap_problem
+from pywebbench.measure.roles import Front, LocalPlacement, Placement
 from pywebbench.measure.settle import settle_load
 from pywebbench.measure.answers import Reply
 from pywebbench.measure.verify import NotReady, keeps_alive, verify_endpoint, wait_ready
@@ -35,7 +35,6 @@ from pywebbench.plan.sessions import Plan, Session
 from pywebbench.results.model import StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing
-from pywebbench.services.nginx import NginxService
 from pywebbench.services.watchdog import Watchdog
 from pywebbench.stage.envs import EnvBuildError, EnvProvider, EnvSpec
 
@@ -48,8 +47,8 @@ class Progress:
     eta_s: float | None
 
 
-class Runner(WindowMeasurer):
-    """Launches servers (the restart method runs a session per launch); windows come from WindowMeasurer."""
+class Runner:
+    """Launches servers (the restart method runs a session per launch); its `windows` measure them."""
 
     def __init__(
         self,
@@ -79,7 +78,6 @@ class Runner(WindowMeasurer):
         self.builder = builder
         self.python = python
         self.backing = backing
-        self.topology = topology
         self.ready_timeout_s = ready_timeout_s
         self.request_timeout_s = request_timeout_s
         self.keepalive = keepalive
@@ -92,12 +90,15 @@ class Runner(WindowMeasurer):
         """Names, restarts and marks deaths of the backing services and proxies (not started
         here: without its thread it still looks at every window's end)."""
         self.on_note = on_note
-        self.placement = placement
-        """Roles on other hosts (--hosts, --topology netns): their launcher, links and delays."""
-        self._proxies: dict[str, NginxService] = {}
-        """Live nginx proxies by accounting role, re-enrolled after the watchdog restarts one."""
+        self.placement: Placement = placement if placement is not None else \
+            LocalPlacement(backing, topology, run_dir, self.watchdog, lambda: self.accountant)
+        """Where the roles run: this machine (`topology` says whether nginx fronts each server), or
+        other hosts (--hosts, --topology netns) with their launcher, links and delays."""
         self.ledger = TimeLedger()
-        self.held_ports: set[int] = set()
+        self.windows = WindowMeasurer(self)
+        """Loads and records each window on a server this runner launched."""
+        self.holding: set[str] = set()
+        """Stacks holding connections they never serve: the drains skip their queues (measure/window.py)."""
         self.results: list[TrialResult] = []
         self.live_roles: set[str] = set()
         self._recorded_envs: set[str] = set()
@@ -128,7 +129,7 @@ class Runner(WindowMeasurer):
         try:
             with self.launch(session, launch=session.round) as live:
                 for spec, workload in zip(session.trials, session.workloads, strict=True):
-                    self.measure(live, spec, workload, warmup_s=spec.warmup_s)
+                    self.windows.measure(live, spec, workload, warmup_s=spec.warmup_s)
         except LaunchFailed as failed:
             self.fail(session.trials, failed)
         finally:
@@ -187,11 +188,10 @@ class Runner(WindowMeasurer):
 
     def _retune(self, session: Session) -> None:
         """Give pgbouncer and the upstream this sweep point's knobs before the server starts."""
-        if self.placement is not None:
-            started = time.monotonic()
-            for record in self.placement.retune(session):  # this point's link delay, and the RTT measured
-                self.writer.add_service(record)
-            self.ledger.add("service starts", time.monotonic() - started)
+        started = time.monotonic()
+        for record in self.placement.retune(session):  # this point's link delay, and the RTT measured
+            self.writer.add_service(record)
+        self.ledger.add("service starts", time.monotonic() - started)
         if self.backing is None:
             return
         caps = {t.max_db_sessions for t in session.trials if t.max_db_sessions is not None}
@@ -225,14 +225,11 @@ class Runner(WindowMeasurer):
         started = time.monotonic()
         with ExitStack() as running:
             server: RunningServer | None = None
-            proxy_role: str | None = None
             try:
-                app_env = self.backing.app_environment(session.stack, session.trials[0], lane) \
-                    if self.backing is not None else dict(session.app_env)
-                if self.placement is not None:
-                    app_env = self.placement.app_environment(app_env)
-                launcher = self.placement.launcher(session, env_path) if self.placement is not None else \
-                    launcher_for(session.stack, env_path, self.backing.go if self.backing else None)
+                app_env = self.placement.app_environment(
+                    self.backing.app_environment(session.stack, session.trials[0], lane)
+                    if self.backing is not None else dict(session.app_env))
+                launcher = self.placement.launcher(session, env_path)
                 server = running.enter_context(
                     launcher.start(
                         session, label, app_env, self.run_dir / "logs",
@@ -240,22 +237,9 @@ class Runner(WindowMeasurer):
                 info = stack_info(stack, session, env_hash, server.argv)
                 wait_ready(server.host, server.port, session.workloads[0].path,
                            timeout_s=self.ready_timeout_s, alive=server.alive)
-                host, port = server.host, server.port
-                if self.placement is not None:  # the links (and delays) from the generators to the app, or its nginx
-                    host, port = running.enter_context(self.placement.front(server, label))
-                    for record in self.placement.take_pending():
-                        self.writer.add_service(record)
-                if self.topology == "nginx" and stack.server.native != "nginx" and self.placement is None:
-                    proxy = running.enter_context(
-                        NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port))
-                    port = proxy.info.port  # seed 000: the generator talks to nginx, nginx to the app
-                    proxy_role = "nginx-" + role
-                    watched = f"the nginx proxy of {session.label}"
-                    self.watchdog.watch(watched, lambda: proxy)
-                    self._proxies[proxy_role] = proxy
-                    running.callback(self._proxies.pop, proxy_role, None)
-                    running.callback(self.watchdog.unwatch, watched)  # before the proxy stops on purpose
-                    self.accountant.enroll(proxy_role, proxy.root_pids())
+                front = running.enter_context(self.placement.front(server, session, label))
+                for record in self.placement.take_pending():  # a link's RTT, measured as it opened
+                    self.writer.add_service(record)
             except (NotReady, OSError, RuntimeError) as exc:
                 tail, argv = (server.log_tail(), server.argv) if server is not None else ("", ())
                 raise LaunchFailed(TrialStatus.SERVER_FAILED, f"{exc}\n{tail}".strip(),
@@ -265,23 +249,21 @@ class Runner(WindowMeasurer):
             self.accountant.enroll(role, server.pids)
             self.enroll_services()
             self.live_roles.add(role)
-            running.callback(self._retire, role, proxy_role)
-            yield replace(self._verify(session, info, server, host, port, role, proxy_role, launch), lane=lane)
+            running.callback(self._retire, role, front.proxy_role)  # an nginx in front: the placement enrolled it
+            yield replace(self._verify(session, info, server, front, role, launch), lane=lane)
 
     def heal(self) -> None:
         """Restart any backing service or proxy that died (raises ServiceLost where it cannot)."""
         if self.watchdog.heal():
             self.enroll_services()  # the new processes into their roles' accounting
-            for role, proxy in self._proxies.items():
-                self.accountant.enroll(role, proxy.root_pids())
+            self.placement.reenroll()
 
     def reset_pool(self) -> None:
         """Seed 000's habit: start from an empty pool; called once no server of a launch is left."""
         self.heal()
         if self.backing is not None:
             self.backing.reset_between_sessions()
-        if self.placement is not None:
-            self.placement.reset_pool()
+        self.placement.reset_pool()
 
     def _retire(self, role: str, proxy_role: str | None) -> None:
         self.live_roles.discard(role)
@@ -289,10 +271,11 @@ class Runner(WindowMeasurer):
         if proxy_role:
             self.accountant.retire(proxy_role)
 
-    def _verify(self, session: Session, info: StackInfo, server: RunningServer, host: str, port: int, role: str,
-                proxy_role: str | None, launch: int) -> Live:
+    def _verify(self, session: Session, info: StackInfo, server: RunningServer, front: Front, role: str,
+                launch: int) -> Live:
         """Every answer exact, keep-alive observed, waits overlapping where the stack claims so."""
         started = time.monotonic()
+        host, port = front.host, front.port
         base_expected = self.expected
         expected = {t.workload: replace(base_expected, cpu_size=t.cpu_size or base_expected.cpu_size)
                     for t in session.trials}
@@ -314,5 +297,5 @@ class Runner(WindowMeasurer):
                 found = overlap_problem(port, workload.path, delay, in_flight=cap, host=host)
             overlap[workload.name] = found
         self.ledger.add("checks", time.monotonic() - started)
-        return Live(session, info, server, port, keepalive, problems, overlap, role, proxy_role, launch,
+        return Live(session, info, server, port, keepalive, problems, overlap, role, front.proxy_role, launch,
                     launch_checks=instrument_check("keep-alive probe", probe_problem), answers=answers, host=host)

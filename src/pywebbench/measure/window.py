@@ -1,6 +1,6 @@
 """One measured window on a live server: discarded load before it, the load, its figures and checks.
 
-`WindowMeasurer` is the runner's half that measures (the other half launches): the restart,
+`WindowMeasurer` is what the runner measures with (it launches; its measurer loads): the restart,
 interleaved and duet methods all measure through `measure`, `prepare`, `db_peak` and
 `usages_for`. A live server (`Live`) is what a launch hands over.
 """
@@ -14,6 +14,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Protocol
 
 from pywebbench.catalog.workloads import HttpRequest, Needs, Workload
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
@@ -25,10 +26,10 @@ from pywebbench.measure.checks import IDLE_APPS, instrument_check, trial_checks
 from pywebbench.measure.launchers import HOST, GroupUsage, RunningServer, process_tree, server_gone
 from pywebbench.measure.procsampler import OTHER
 from pywebbench.measure.quiesce import wait_until_drained
+from pywebbench.measure.roles import PeakReading, Placement
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import ResourceUsage, StackInfo, TrialResult, TrialSpec, TrialStatus
-from pywebbench.services.backing import Backing, PeakSampler
-from pywebbench.services.remote_db import RemotePeak
+from pywebbench.services.backing import Backing
 from pywebbench.services.watchdog import Watchdog
 
 
@@ -138,8 +139,8 @@ def _remote_roles(before: dict[str, GroupUsage], after: dict[str, GroupUsage],
                                after[role].processes, window_s) for role in sorted(before.keys() & after.keys()))
 
 
-class WindowMeasurer:
-    """Measuring on live servers; the runner supplies what is declared here."""
+class WindowContext(Protocol):
+    """What a window needs of the runner that launched its server."""
 
     run_dir: Path
     generator: LoadGenerator
@@ -153,18 +154,23 @@ class WindowMeasurer:
     watchdog: Watchdog
     on_note: Callable[[str], None]
     ledger: TimeLedger
-    held_ports: set[int]
-    """Ports whose server held connections it never serves (bjoern leaves the last request of a
-    closed client unread): the settle drain stops waiting for them after its first stall."""
+    placement: Placement
+    holding: set[str]
+    """Stacks (by label) whose server holds connections it never serves (bjoern leaves the last
+    request of a closed client unread): after one stall no drain waits for their queues again."""
 
-    def record(self, result: TrialResult) -> None:
-        raise NotImplementedError
+    def record(self, result: TrialResult) -> None: ...
 
-    def heal(self) -> None:
-        raise NotImplementedError
+    def heal(self) -> None: ...
 
-    def progress(self, label: str, pending: float) -> None:
-        raise NotImplementedError
+    def progress(self, label: str, pending: float) -> None: ...
+
+
+class WindowMeasurer:
+    """Measuring on live servers, for the runner that launched them (the runner holds one)."""
+
+    def __init__(self, runner: WindowContext) -> None:
+        self.runner = runner
 
     # -- measuring -----------------------------------------------------------------------------
 
@@ -172,38 +178,38 @@ class WindowMeasurer:
                 settle_s: float = 0.0) -> TrialResult:
         """One window on a live server (after a warmup or a settle), checked and recorded."""
         spec = replace(spec, launch=live.launch)
-        self.progress(f"{live.session.label} {workload.name}", spec.duration_s + warmup_s + settle_s)
+        self.runner.progress(f"{live.session.label} {workload.name}", spec.duration_s + warmup_s + settle_s)
         problem = live.problems.get(workload.name)
         if problem is not None:
             result = TrialResult(spec, live.info, TrialStatus.INVALID_RESPONSE, now(), now(),
                                  keepalive=live.keepalive, error=problem)
-            self.record(result)
+            self.runner.record(result)
             return result
         if not live.server.alive():  # died in an earlier window: nothing to load, and no wait for it
             result = TrialResult(spec, live.info, TrialStatus.SERVER_FAILED, now(), now(), keepalive=live.keepalive,
                                  error=f"{server_gone(live.session.label, live.server)} before this window")
-            self.record(result)
-            self.on_note(f"{spec.trial_id}: {result.status.value}: {result.error}")
+            self.runner.record(result)
+            self.runner.on_note(f"{spec.trial_id}: {result.status.value}: {result.error}")
             return result
         found = live.overlap.get(workload.name)
-        self.heal()
-        mark = self.watchdog.mark()
-        self.watchdog.during = f"{live.session.label} {workload.name}"
+        self.runner.heal()
+        mark = self.runner.watchdog.mark()
+        self.runner.watchdog.during = f"{live.session.label} {workload.name}"
         result = self._window(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
         result = self.mark_faults(result, mark)
-        self.watchdog.during = f"the pause after {live.session.label} {workload.name}"
-        ceiling = self.ceiling(spec) if result.load is not None else NO_CEILING  # timed on its own line
+        self.runner.watchdog.during = f"the pause after {live.session.label} {workload.name}"
+        ceiling = self.runner.ceiling(spec) if result.load is not None else NO_CEILING  # timed on its own line
         validity = trial_checks(result, ceiling.rps) + instrument_check("generator ceiling", ceiling.problem)
         result = replace(result, checks=result.checks + ((found,) if found else ()) + live.launch_checks + validity)
-        self.record(result)
+        self.runner.record(result)
         if result.status is not TrialStatus.OK and result.error:
-            self.on_note(f"{spec.trial_id}: {result.status.value}: {result.error.splitlines()[0]}")
-        self.heal()
+            self.runner.on_note(f"{spec.trial_id}: {result.status.value}: {result.error.splitlines()[0]}")
+        self.runner.heal()
         return result
 
     def mark_faults(self, result: TrialResult, mark: int) -> TrialResult:
         """A backing service or proxy that died since `mark` spoiled the window: say which."""
-        deaths = self.watchdog.deaths_since(mark)
+        deaths = self.runner.watchdog.deaths_since(mark)
         if not deaths:
             return result
         cause = "; ".join(d.line for d in deaths)
@@ -214,29 +220,29 @@ class WindowMeasurer:
                      mix: tuple[HttpRequest, ...] = (), host: str = HOST) -> LoadRequest:
         return LoadRequest(
             url=f"http://{host}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
-            cpus=spec.loadgen_cpus, requests=spec.requests, timeout_s=self.request_timeout_s,
-            keepalive=self.keepalive, rate=spec.rate, label=spec.trial_id, mix=mix,
+            cpus=spec.loadgen_cpus, requests=spec.requests, timeout_s=self.runner.request_timeout_s,
+            keepalive=self.runner.keepalive, rate=spec.rate, label=spec.trial_id, mix=mix,
         )
 
     def prepare(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float, settle_s: float) -> None:
         """Discarded load before a window: a warmup after a start, or a short settle between windows."""
         base = self.load_request(spec, live.port, workload.path, workload.requests, host=live.host)
-        work_dir = self.run_dir / "loadgen"
+        work_dir = self.runner.run_dir / "loadgen"
         if warmup_s > 0:
             started = time.monotonic()
             if spec.requests:
                 # A fixed-count reproduction (ab -n) warms with a fifth of its count, as before.
-                self.generator.run(replace(base, duration_s=warmup_s, label=f"{spec.trial_id}.warmup",
+                self.runner.generator.run(replace(base, duration_s=warmup_s, label=f"{spec.trial_id}.warmup",
                                            requests=max(1, spec.requests // 5)), work_dir)
             else:
                 # Timed like a settle: the generators round to whole seconds, so a 0.5 s warmup
                 # would cost a full second per server and launch; its figures are never read.
-                self.settle(base, warmup_s, work_dir)
-            self.ledger.add("warmups", time.monotonic() - started)
+                self.runner.settle(base, warmup_s, work_dir)
+            self.runner.ledger.add("warmups", time.monotonic() - started)
         if settle_s > 0:
             started = time.monotonic()
-            self.settle(base, settle_s, work_dir)
-            self.ledger.add("settles", time.monotonic() - started)
+            self.runner.settle(base, settle_s, work_dir)
+            self.runner.ledger.add("settles", time.monotonic() - started)
         if warmup_s > 0 or settle_s > 0:
             self.drain_settled((live,))
 
@@ -249,28 +255,26 @@ class WindowMeasurer:
         this machine's core) spends the window's first 4.4 s on the settle's requests, so every
         such window read low by connections / duration req/s, and a 4 s duet window read 0.
         """
-        ports = tuple(p for p in local_ports(lives) if p not in self.held_ports)
-        if not ports:
+        holding = self.runner.holding
+        label_of = {port: live.session.label for live in lives if live.session.label not in holding
+                    for port in local_ports((live,))}
+        if not label_of:
             return
-        drained = wait_until_drained(lambda: pending(ports), timeout_s=SETTLE_DRAIN_TIMEOUT_S,
+        drained = wait_until_drained(lambda: pending(label_of), timeout_s=SETTLE_DRAIN_TIMEOUT_S,
                                      stall_s=SETTLE_DRAIN_STALL_S)
-        self.ledger.add("drains after settles", drained.waited_s)
+        self.runner.ledger.add("drains after settles", drained.waited_s)
         if not drained.drained:
-            self.held_ports.update(pending_by_port(ports))
+            holding.update(label_of[port] for port in pending_by_port(label_of))
 
-    def db_peak(self, sampling: ExitStack, live: Live, workload: Workload) -> PeakSampler | RemotePeak | None:
+    def db_peak(self, sampling: ExitStack, live: Live, workload: Workload) -> PeakReading | None:
         """Seed 000's #DB: the peak of the loaded lane's server sessions while `sampling` is open."""
-        backing = self.backing
+        backing = self.runner.backing
         if backing is None or backing.pgbouncer is None or Needs.DATABASE not in workload.needs:
             return None
         if live.info.db == "sqlite":  # /posts read a file: no session to count (None, not 0)
             return None
-        lane = live.lane
-        placement = getattr(self, "placement", None)
-        if placement is not None:  # pgbouncer is on the db host: sampled there
-            remote = placement.db_peak(lane)
-            return sampling.enter_context(remote) if remote is not None else None
-        return sampling.enter_context(PeakSampler(lambda: backing.db_sessions(lane)))
+        sampler = self.runner.placement.db_peak(live.lane)  # read where pgbouncer runs, here or on the db host
+        return sampling.enter_context(sampler) if sampler is not None else None
 
     def _window(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float,
                 settle_s: float) -> TrialResult:
@@ -281,19 +285,18 @@ class WindowMeasurer:
             self.prepare(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
             load_average = os.getloadavg()
             remote_before = server.group_usage() if server.group_usage is not None else None
-            placement = getattr(self, "placement", None)
-            roles_before = placement.roles_usage() if placement is not None else {}
+            roles_before = self.runner.placement.roles_usage()
             started = time.monotonic()
             with ExitStack() as sampling:
                 peak = self.db_peak(sampling, live, workload)
-                usage = sampling.enter_context(self.accountant.window(peak_of=(live.role,))) \
-                    if self.sample_resources else None
-                load = self.generator.run(self.load_request(spec, live.port, workload.path, workload.requests,
-                                                            host=live.host), self.run_dir / "loadgen")
+                usage = sampling.enter_context(self.runner.accountant.window(peak_of=(live.role,))) \
+                    if self.runner.sample_resources else None
+                load = self.runner.generator.run(self.load_request(spec, live.port, workload.path, workload.requests,
+                                                            host=live.host), self.runner.run_dir / "loadgen")
                 window_s = time.monotonic() - started
             remote_after = server.group_usage() if server.group_usage is not None else None
-            roles_after = placement.roles_usage() if placement is not None else {}
-            self.ledger.add("measured windows", time.monotonic() - started)
+            roles_after = self.runner.placement.roles_usage()
+            self.runner.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
             status, failure = load_failed(live, exc)
             return TrialResult(spec, live.info, status, started_at, now(), keepalive=live.keepalive, error=failure)
@@ -314,7 +317,7 @@ class WindowMeasurer:
             + _remote_app(remote_before, remote_after, window_s) + _remote_roles(roles_before, roles_after, window_s),
             sampler_cpu_s=usage.sampler_cpu_s if usage is not None else None,
             load_average=load_average,
-            cpu_source=REMOTE_SOURCE if remote_after is not None else self.accountant.source,
+            cpu_source=REMOTE_SOURCE if remote_after is not None else self.runner.accountant.source,
             steal_s=usage.steal_s if usage is not None else None,
         )
 

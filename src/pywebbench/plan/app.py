@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.catalog.model import ConcurrencyType, Framework, Interface, ServerVariant, Stack
+from pywebbench.catalog.model import ConcurrencyType, Framework, Interface, ServerVariant
 from pywebbench.catalog.workloads import Expected, HttpRequest, Needs, Workload
 from pywebbench.errors import UserError
 from pywebbench.plan.traffic import RequestSpec

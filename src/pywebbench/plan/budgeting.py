@@ -18,6 +18,7 @@ from pywebbench.plan.duet_design import duet_windows
 from pywebbench.plan.interval_rule import POOLED_LAUNCHES, launches_needed
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan
+from pywebbench.results.model import Method
 
 SESSION_OVERHEAD_S = 4.0
 """Server start, readiness and answer checks per session, as seen on this machine."""
@@ -82,7 +83,7 @@ def fit_to_budget(options: RunOptions, windows_per_round: int, stacks: int, poin
             chosen = single
             options = replace(options, rounds_per_launch=1)
     line = interval_line(options, chosen, asked, windows_per_round, stacks, points)
-    if (options.requests or options.workload_requests) and options.generator == "ab":
+    if (options.requests or options.workload_requests) and options.generator.runs_to_a_count:
         # A window of N requests lasts as long as the stack takes to answer them (seed 000's db
         # windows: 10-50 s each), so the estimate above is a floor.
         line += (" (if each window took --duration; these windows run to a request count, so the rounds "
@@ -124,10 +125,10 @@ def refuse_small_budget(options: RunOptions, *, sizing_rounds: int) -> None:
                         f"give --budget {math.ceil((sizing + main) / 60)}m or more")
 
 
-def windows_per_round(method: str, trials: int, stacks: int) -> int:
+def windows_per_round(method: Method, trials: int, stacks: int) -> int:
     """Windows one round takes: a window per trial, or in a duet one per pair it loads and
     workload (both sides in the same window; plan/duet_design.py)."""
-    if method == "duet":
+    if method == Method.DUET:
         return max(1, duet_windows(stacks) * (trials // max(1, stacks)))
     return max(1, trials)
 
@@ -151,6 +152,6 @@ def fit_plan_to_budget(options: RunOptions, plan: Plan, points: int) -> tuple[Ru
 
 def estimate_seconds(plan: Plan, options: RunOptions) -> float:
     per_trial = options.warmup_s + options.duration_s
-    if options.requests and options.generator == "ab":
+    if options.requests and options.generator.runs_to_a_count:
         per_trial = options.warmup_s + 2.0  # a fixed count: its time depends on the stack
     return len(plan.trials) * (per_trial + 0.5) + len(plan.sessions) * SESSION_OVERHEAD_S

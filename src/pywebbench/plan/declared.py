@@ -1,7 +1,7 @@
 """Every option of a run, declared once: its flag, how its value is read, its help (the default
 read from RunOptions, never typed twice), and the commands that take it.
 
-The parsers (arguments.py), the flags handed to the option layers (cli.py, ownapp.py), the
+The parsers (arguments.py), the flags handed to the option layers (commands/common.py, ownapp.py), the
 config file's and environment's spellings (options.py) and docs/reference.md's option table
 (scripts/docs) are made from OPTIONS. A new option is a RunOptions field and one line here.
 """
@@ -188,7 +188,9 @@ OPTIONS: tuple[Option, ...] = (
     O("method", "--method", "interleaved ({default}): live servers, short windows in a fresh random order per round, "
       "paired ratios; duet: two stacks at once on the same CPUs, every pair each round up to 5 stacks, each "
       "beside its neighbours and a random partner beyond (CPU-bound comparisons); "
-      "restart: a server start, warmup and one window per trial (the seeds' method)", choices=METHODS),
+      "restart: a server start, warmup and one window per trial (the seeds' method); "
+      "auto: duet when every workload keeps the stacks on the CPU, interleaved when one waits on PostgreSQL or "
+      "the upstream", choices=METHODS),
     O("timeout_s", "--timeout", "seconds before the generator gives up on a request ({default})", float),
     O("keepalive", "--no-keepalive", "close each connection after one request", kind=Kind.OFF, commands=RUN_LIKE),
     O("seed", "--seed", "seed of the random stack order", int),

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pywebbench.errors import UserError
+from pywebbench.plan.generators import Generator
+from pywebbench.results.model import Method
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
@@ -181,9 +183,9 @@ class PlacedOptions(Protocol):
     @property
     def rtt_s(self) -> float | None: ...
     @property
-    def generator(self) -> str: ...
+    def generator(self) -> Generator: ...
     @property
-    def method(self) -> str: ...
+    def method(self) -> Method: ...
     @property
     def db(self) -> str: ...
     @property
@@ -200,10 +202,10 @@ def check_placement(options: PlacedOptions) -> None:
                         "add --hosts HOSTS_TOML or --topology netns")
     if options.rtt_s is not None and options.rtt_s < 0:
         raise UserError("--rtt must not be negative")
-    if options.placed and options.generator != "wrk":
+    if options.placed and not options.generator.on_several_hosts:
         raise UserError(f"several hosts load with wrk on the generator hosts; --generator {options.generator} "
                         "is not supported there")
-    if options.placed and options.method == "duet":
+    if options.placed and not options.method.on_several_hosts:
         raise UserError("--method duet is not supported on several hosts yet: use interleaved or restart")
     if options.placed and options.db == "sqlite":
         raise UserError("--db sqlite reads a file on the app host; several hosts need PostgreSQL")

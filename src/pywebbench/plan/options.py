@@ -13,24 +13,24 @@ from typing import Any
 from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.errors import UserError
 from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
+from pywebbench.plan.generators import GENERATOR_NAMES, OPEN_LOOP_GENERATORS, Generator
 from pywebbench.plan.hosts import check_placement
+from pywebbench.results.model import Method
 
-__all__ = ["CpuSplit", "default_split", "parse_cpu_list"]  # their home is plan/cpus.py; said here for older imports
+__all__ = ["CpuSplit", "default_split", "parse_cpu_list",  # their home is plan/cpus.py; said here for older imports
+           "GENERATOR_NAMES", "OPEN_LOOP_GENERATORS"]  # and plan/generators.py
 
 ENV_PREFIX = "PYWEBBENCH_"
 DEFAULT_ROUNDS = 6
 """Interleaved and duet: three launches of two rounds (an interval needs two launches; 3 x 2 is
 0.8x as wide as 2 x 3 in simulation at 14 stacks)."""
-GENERATOR_NAMES = ("wrk", "ab", "oha", "vegeta")
-OPEN_LOOP_GENERATORS = ("oha", "vegeta")
-"""The generators that keep a constant rate; vegeta also sends a mix of several requests."""
 AGGREGATIONS = ("median", "best", "mean")
-METHODS = ("interleaved", "duet", "restart")
-ALLOCATIONS = ("even", "adaptive")
+METHODS = tuple(m.value for m in Method)
 """interleaved: live servers, short windows cycled in a fresh random order per round (the
 default); duet: two stacks loaded at once on the same CPUs with equal CPU shares, every pair each
 round up to five stacks, two cycles through them beyond (plan/duet_design.py);
 restart: a server start, warmup and one window per trial (the seeds' own method)."""
+ALLOCATIONS = ("even", "adaptive")
 TOPOLOGIES = ("direct", "nginx", "netns")
 """direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""
 
@@ -83,7 +83,7 @@ class RunOptions:
     threads: int | None = None
     stack_cpus: tuple[int, ...] | None = None
     loadgen_cpus: tuple[int, ...] | None = None
-    generator: str = "wrk"
+    generator: Generator = Generator.WRK
     requests: int | None = None
     repeats: int | None = None
     """Rounds to run before the stopping rule may stop (None: 1 for restart, 5 otherwise)."""
@@ -132,7 +132,7 @@ class RunOptions:
     """Workers = this x the stack's CPUs for multi-process Python servers (seed 004: 3)."""
     workload_requests: tuple[tuple[str, int], ...] = ()
     """Per-workload request counts for ab, where a seed used one per workload."""
-    method: str = "interleaved"
+    method: Method = Method.INTERLEAVED
     settle_s: float = 0.25
     """Discarded load before each interleaved or duet window, so the window does not start
     on the previous stack's tail."""
@@ -154,10 +154,23 @@ class RunOptions:
         """Rounds before any stopping rule: --repeats, else the method's default."""
         if self.repeats is not None:
             return self.repeats
-        return 1 if self.method == "restart" else DEFAULT_ROUNDS
+        return 1 if self.method == Method.RESTART else DEFAULT_ROUNDS  # asked before validate() too
+
+    def __post_init__(self) -> None:
+        # Flags, config files and presets spell the method as text; an unknown one is left as it
+        # is for validate()'s one-line refusal.
+        if not isinstance(self.method, Method) and self.method in METHODS:
+            object.__setattr__(self, "method", Method(self.method))
+        if not isinstance(self.generator, Generator) and self.generator in GENERATOR_NAMES:
+            object.__setattr__(self, "generator", Generator(self.generator))
 
     def validate(self) -> RunOptions:
         """Self, or a one-line UserError naming the first bad option."""
+        # First: every later check may ask the method and the generator what they support.
+        if self.method not in METHODS:
+            raise UserError(f"--method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.generator not in GENERATOR_NAMES:
+            raise UserError(f"--generator must be one of {', '.join(GENERATOR_NAMES)}, got {self.generator!r}")
         self._validate_numbers()
         self._validate_choices()
         self._validate_method()
@@ -204,8 +217,6 @@ class RunOptions:
         if self.topology not in TOPOLOGIES:
             raise UserError(f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
         check_placement(self)
-        if self.generator not in GENERATOR_NAMES:
-            raise UserError(f"--generator must be one of {', '.join(GENERATOR_NAMES)}, got {self.generator!r}")
         if self.aggregation not in AGGREGATIONS:
             raise UserError(f"--aggregation must be one of {', '.join(AGGREGATIONS)}, got {self.aggregation!r}")
 
@@ -219,17 +230,15 @@ class RunOptions:
             raise UserError(f"--precision is a fraction such as 0.02, got {self.precision}")
         if self.max_rounds < self.rounds:
             raise UserError(f"--max-rounds ({self.max_rounds}) must be at least --repeats ({self.rounds})")
-        if self.method not in METHODS:
-            raise UserError(f"--method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.allocation not in ALLOCATIONS:
             raise UserError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}")
-        if self.allocation == "adaptive" and self.method != "interleaved":
+        if self.allocation == "adaptive" and not self.method.allocates:
             raise UserError("--allocation adaptive starts each launch with only the stacks still open: it needs "
                             "--method interleaved")
         if self.allocation == "adaptive" and self.precision is None and self.budget_s is None:
             raise UserError("--allocation adaptive without --precision measures until every stack is placed "
                             "against both neighbours, which two equal stacks may never be: give it a --budget")
-        if self.launch_block is not None and (self.method == "restart" or self.allocation == "adaptive"):
+        if self.launch_block is not None and (not self.method.paired or self.allocation == "adaptive"):
             raise UserError("--launch-block cycles the launches of live servers through blocks of stacks: it needs "
                             "--method interleaved or duet, and --allocation even")
         if self.settle_s < 0:
@@ -243,7 +252,7 @@ class RunOptions:
         if self.rate is not None:
             if self.rate <= 0:
                 raise UserError(f"--rate must be positive, got {self.rate}")
-            if self.generator not in OPEN_LOOP_GENERATORS:
+            if not self.generator.open_loop:
                 raise UserError(f"an open-loop --rate needs --generator oha or vegeta ({self.generator} is closed-loop)")
         if self.workers_per_cpu is not None and self.workers_per_cpu <= 0:
             raise UserError(f"workers_per_cpu must be positive, got {self.workers_per_cpu}")

@@ -283,8 +283,8 @@ def _session(
             alias=variant.alias,
             app_env=variant.app_env,
             method=options.method,
-            launch=round_no if options.method == "restart" else 0,
-            settle_s=options.settle_s if options.method != "restart" else 0.0,
+            launch=round_no if not options.method.paired else 0,
+            settle_s=options.settle_s if options.method.paired else 0.0,
             **knobs_for(w, options),
         )
         for w in served

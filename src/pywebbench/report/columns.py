@@ -49,7 +49,7 @@ class TableInfo:
 
     @property
     def paired(self) -> bool:
-        return any(r.method != "restart" for r in self.rows)
+        return any(r.method.paired for r in self.rows)
 
     @property
     def open_loop(self) -> bool:

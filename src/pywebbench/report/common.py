@@ -13,7 +13,7 @@ from rich.console import Console
 from pywebbench.analyze.rows import Row
 from pywebbench.plan.duet_design import COMPLETE_UP_TO
 from pywebbench.plan.knobs import cpus_label, knob_labels
-from pywebbench.results.model import ResultSet, StackInfo, TrialSpec
+from pywebbench.results.model import Method, ResultSet, StackInfo, TrialSpec
 
 
 # C0/C1 controls (but tab and newline) and the bidi overrides: from a results file they could
@@ -159,7 +159,7 @@ def method_note(rows: list[Row]) -> str:
             "same Tie number are tied: the interval of their own paired ratio holds 1. Next: each row against "
             "the one below, != different, ~= equivalent (two one-sided tests within the run's --equivalence "
             "margin), ? unresolved.")
-    if method == "duet":
+    if method == Method.DUET:
         design = ("every pair of stacks was loaded at the same time once a round" if len({r.label for r in rows})
                   <= COMPLETE_UP_TO else "two stacks at a time, each beside its neighbours in the order the "
                   "rounds before gave and beside a random cycle's (two cycles a round, each stack in four windows)")

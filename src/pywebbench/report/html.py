@@ -81,7 +81,7 @@ def render_html(results: ResultSet, plotly_src: str | None = None) -> str:
     statuses: dict[str, int] = defaultdict(int)
     for trial in results.trials:
         statuses[trial.status.value] += 1
-    paired = [r for r in summary.rows if r.method != "restart"]
+    paired = [r for r in summary.rows if r.method.paired]
     template = _environment().get_template("report.html")
     return template.render(
         results=results,

@@ -62,7 +62,7 @@ def render_markdown(results: ResultSet) -> str:
     aggregation = " / ".join(sorted({r.aggregation for r in summary.rows})) or "median"
     lines.append(f"- Req/s is the {aggregation} of each stack's repeats; brackets hold its bootstrap 95% interval "
                  "(none with a single repeat).")
-    paired = [r for r in summary.rows if r.method != "restart"]
+    paired = [r for r in summary.rows if r.method.paired]
     if paired:
         lines.append(f"- {escape(method_note(paired))}")
     if summary.baseline_missing:

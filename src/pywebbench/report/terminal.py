@@ -60,7 +60,7 @@ def _notes(results: ResultSet, summary: Summary) -> list[str]:
     else:
         lines.append(f"Ratio: req/s relative to {summary.baseline} measured in the same run.")
     rounds = max((t.spec.round for t in results.trials), default=1)
-    paired_rows = [r for r in summary.rows if r.method != "restart"]
+    paired_rows = [r for r in summary.rows if r.method.paired]
     if paired_rows:
         lines.append(method_note(paired_rows))
     else:

@@ -22,6 +22,42 @@ class TrialStatus(StrEnum):
     UNAVAILABLE = "unavailable"
 
 
+class Method(StrEnum):
+    """How windows are placed, and what each placing supports (the checks and the statistics ask these)."""
+
+    INTERLEAVED = "interleaved"
+    """Every server of a launch live at once, short windows cycled in a fresh order each round."""
+    DUET = "duet"
+    """Two live stacks loaded at once on the same CPUs, each pair's ratio read side by side."""
+    RESTART = "restart"
+    """A server start, a warmup and one window per trial (the seeds' method)."""
+    AUTO = "auto"
+    """Duet or interleaved, chosen for the run before it plans (plan/method_choice.py); never a
+    window's own method. Its answers below are those of both choices."""
+
+    @property
+    def paired(self) -> bool:
+        """Servers live across windows, each ratio paired with the baseline's in the same launch;
+        restart compares separate starts (rows rank by req/s, not by ratio)."""
+        return self is not Method.RESTART
+
+    @property
+    def loaded_at_once(self) -> int:
+        """Stacks under load at the same moment."""
+        return 2 if self == Method.DUET else 1
+
+    @property
+    def on_several_hosts(self) -> bool:
+        """Placeable on --hosts or the netns rig (a duet needs both sides on one machine's CPUs;
+        auto chooses interleaved there)."""
+        return self != Method.DUET
+
+    @property
+    def allocates(self) -> bool:
+        """--allocation adaptive can choose which stacks a launch loads (auto chooses interleaved for it)."""
+        return self in (Method.INTERLEAVED, Method.AUTO)
+
+
 @dataclass(frozen=True)
 class SocketErrors:
     connect: int = 0
@@ -153,10 +189,8 @@ class TrialSpec:
     """A second name for the same stack (calibrate's A/A and A/B runs), '' otherwise."""
     app_env: tuple[tuple[str, str], ...] = ()
     """Extra environment given to the app (calibrate's known slowdown)."""
-    method: str = "restart"
-    """How the window was placed: restart (a server start per trial), interleaved (live
-    servers, short windows cycled in a random order per round) or duet (two stacks loaded
-    at once on the same CPUs)."""
+    method: Method = Method.RESTART
+    """How the window was placed (`Method`)."""
     launch: int = 0
     """Which start of the server this window measured (the outer level of the statistics);
     under the restart method every trial is its own launch."""
@@ -166,6 +200,10 @@ class TrialSpec:
     """Duet: the label of the stack loaded at the same time, '' otherwise."""
     slot: int = 0
     """Duet: 1 when this side's generator started first, 2 when second."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.method, Method):  # spelt as text (a test, an older caller)
+            object.__setattr__(self, "method", Method(self.method))
 
     @property
     def cell(self) -> Cell:

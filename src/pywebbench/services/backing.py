@@ -75,8 +75,8 @@ def backing_config(plan: Plan, options: RunOptions, points: Iterable[Iterable[tu
         needs=needs_of(plan), settings=options.services, cpus=plan.split.loadgen,
         go_reference=any(s.stack.server.native == "go-reference" for s in plan.sessions),
         postgres_sessions=max(caps) if caps else None,
-        lanes=max(1, len({s.label for s in plan.sessions}), lanes) if options.method != "restart" else 1,
-        loaded_at_once=2 if options.method == "duet" else 1,
+        lanes=max(1, len({s.label for s in plan.sessions}), lanes) if options.method.paired else 1,
+        loaded_at_once=options.method.loaded_at_once,
         database_url=database_url,
     )
 

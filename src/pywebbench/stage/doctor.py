@@ -71,7 +71,7 @@ def check() -> list[Requirement]:
 def check_tools(plan: Plan, options: RunOptions) -> None:
     """A missing tool is a one-line error before anything starts, never a failure mid-run."""
     wanted = {options.generator, "taskset", "uv"}
-    if options.method != "restart":
+    if options.method.paired:
         wanted.add("wrk")  # the settle before each window is a short wrk, whatever measures the window
     needs = {n.value for n in needs_of(plan)}
     if "database" in needs:

@@ -14,15 +14,12 @@ each field's docstring says.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import NamedTuple
 
 from pywebbench.catalog.model import DRIVER_REQUIREMENTS
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.plan.options import RunOptions, from_sources
-from pywebbench.plan.sessions import serves
 from pywebbench.plan.sweep import KnobAxis, format_value, knob_named, parse_values
 from pywebbench.catalog.workloads import get_workload
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pywebbench.errors import UserError
 from pywebbench.plan.declared import reference_table
-from pywebbench.report.pages import catalog, coverage, gate_series, method, rankings, readme_tuning, seeds
+from pywebbench.report.pages import catalog, coverage, gate_series, host_noise, method, rankings, readme_tuning, seeds
 
 PAGES: dict[str, Callable[[Path], str]] = {
     "catalog.md": catalog.render,
@@ -27,7 +27,8 @@ PAGES: dict[str, Callable[[Path], str]] = {
 REGIONS: dict[str, dict[str, Callable[[Path], str]]] = {
     "README.md": {"tuning-example": readme_tuning.section, "seeds-table": seeds.readme_seeds_table,
                   "calibration-summary": method.readme_calibration, "gate-series": gate_series.section,
-                  "coverage-summary": coverage.readme_summary},
+                  "coverage-summary": coverage.readme_summary, "allocation-summary": coverage.readme_allocation,
+                  "host-noise": host_noise.readme_line},
     "docs/reference.md": {"options-table": lambda results: reference_table()},
     "docs/ci-recipe.md": {"gate-series": gate_series.section},
 }

@@ -20,7 +20,7 @@ from pywebbench.analyze.calibrate import (
 )
 from pywebbench.analyze.paired import Interval, Observation, level_variances
 from pywebbench.errors import UserError
-from pywebbench.results.model import TrialResult
+from pywebbench.results.model import Method, TrialResult
 from pywebbench.results.store import load_results
 
 
@@ -96,7 +96,7 @@ def by_position(ratios: tuple[Observation, ...]) -> tuple[float, ...]:
 
 def _pairs(trials: tuple[TrialResult, ...]) -> str:
     """How a duet run paired its stacks: around A only, or every pair."""
-    if not any(t.spec.method == "duet" for t in trials):
+    if not any(t.spec.method == Method.DUET for t in trials):
         return ""
     return "star" if all("A" in (t.spec.alias, t.spec.partner.rpartition("#")[2]) for t in trials) else "every pair"
 

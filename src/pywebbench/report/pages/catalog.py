@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pywebbench.analyze.duet import window_noise
 from pywebbench.analyze.pairing import pair_sides, rps_of
-from pywebbench.analyze.rows import Row, summarize
+from pywebbench.analyze.rows import Row, ranked_rows, summarize
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.report.markdown import code, escape
 from pywebbench.report.pages.coverage import read_record
@@ -55,7 +55,7 @@ def render(results: Path) -> str:
         return "\n\n".join([*head, "Not measured yet."]) + "\n"
     run = load_results(folder)
     summary = summarize(run)
-    rated = _ranked(summary.rows)
+    rated = ranked_rows(summary.rows)
     parts = [*head, run_line(run, summary, ties=False), verdict_line(summary, rated), _spread_line(run, rated, results), _table(rated),
              "## The best of each concurrency model", _best(rated),
              "## Each server and worker model across frameworks", _ACROSS_NOTE,
@@ -92,10 +92,6 @@ def _spread_line(run: ResultSet, rows: list[Row], results: Path) -> str:
             f"the median interval ±{math.expm1(statistics.median(halves)):.1%}.{simulated} Adjacent rows here are "
             f"a median {math.expm1(statistics.median(gaps)):.1%} apart, so at this noise most of them cannot be "
             "told apart in this run's time on 2 cores.")
-
-
-def _ranked(rows: tuple[Row, ...]) -> list[Row]:
-    return sorted((r for r in rows if r.method != "restart" and r.ratio is not None), key=lambda r: -(r.ratio or 0.0))
 
 
 _INTERFACE = Column("Interface", lambda row: escape(row.stack.interface))
@@ -144,7 +140,7 @@ def _across(rows: list[Row], key: Callable[[Row], str], title: str) -> str:
 
 def _unranked(rows: tuple[Row, ...]) -> str:
     """Catalog stacks without a ratio here: in the run but never measured right, or not in it."""
-    ranked = {r.label for r in _ranked(rows)}
+    ranked = {r.label for r in ranked_rows(rows)}
     lines = [f"- {code(r.label)}: {escape(r.status)}" + (f" ({escape(_first_line(r.note))})" if r.note else "")
              for r in rows if r.label not in ranked]
     present = {r.stack.id for r in rows}

@@ -195,3 +195,28 @@ the plain mean of the few stacks still measured would be their mean level, not t
 {chr(10).join(lines)}
 
 {inside} of {len(rated)} cells cover between {LOW:.0%} and {HIGH:.0%} (lowest {min(rated):.1%}, highest {max(rated):.1%})."""
+
+
+def _share_range(cells: list[dict[str, Any]], key: str) -> str:
+    shares = [c[key] / (c["runs"] * (c["stacks"] - 1)) for c in cells]
+    return f"{min(shares):.0%}-{max(shares):.0%}"
+
+
+def readme_allocation(results: Path) -> str:
+    """The README's sentence on what each adaptive rule buys at the same windows (rendered, not typed)."""
+    data = read_record(results, "allocation.json")
+    if data is None:
+        return "(no simulation of adaptive allocation committed yet: `scripts/coverage`)\n"
+    cells = data["cells"]
+    stacks = sorted({c["stacks"] for c in cells})
+    placed = [c for c in cells if c["precision"] is None]
+    said = [f"simulated at {', '.join(map(str, stacks[:-1]))} and {stacks[-1]} stacks: the ranking rule places "
+            f"{_share_range(placed, 'answered')} of the stacks where the even design places "
+            f"{_share_range(placed, 'even_answered')}, more in {sum(c['answered'] > c['even_answered'] for c in placed)} "
+            f"of {len(placed)} shapes"]
+    for precision in sorted({c["precision"] for c in cells if c["precision"] is not None}, reverse=True):
+        rule = [c for c in cells if c["precision"] == precision]
+        said.append(f"within ±{precision:.0%} the precision rule answers {_share_range(rule, 'answered')} of the "
+                    f"ratios against {_share_range(rule, 'even_answered')}, more in "
+                    f"{sum(c['answered'] > c['even_answered'] for c in rule)} of {len(rule)} shapes")
+    return "(" + "; ".join(said) + ")\n"

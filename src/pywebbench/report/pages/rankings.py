@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.analyze.rows import Row, Summary, summarize
+from pywebbench.analyze.rows import Row, Summary, ranked_rows, summarize
 from pywebbench.report.markdown import code, escape
 from pywebbench.report.pages.seeds.common import run_line
 from pywebbench.results.store import load_results, results_path
@@ -90,11 +90,11 @@ def _section(results: Path, ranked: Ranked) -> str:
         return head + "\n\nNot measured yet."
     run = load_results(folder)
     summary = summarize(run)
-    rated = [r for r in summary.rows if r.method != "restart" and r.ratio is not None]
+    rated = ranked_rows(summary.rows)
     cells = list(dict.fromkeys(r.spec.cell for r in rated))
     parts = [head, run_line(run, summary, ties=False)]
     for cell in cells:  # one ranking per workload and setting: each was measured as its own set
-        rows = sorted((r for r in rated if r.spec.cell == cell), key=lambda r: -(r.ratio or 0.0))
+        rows = [r for r in rated if r.spec.cell == cell]
         if len(cells) > 1:
             parts.append(f"### {escape(rows[0].spec.workload)}")
         parts += [verdict_line(summary, rows), _table(rows)]

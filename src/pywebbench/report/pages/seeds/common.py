@@ -221,7 +221,7 @@ def our_ranking(summary: Summary, workload: str, preset: Preset | None = None) -
     """Our order on one workload (paired rows only), one ranking per setting (a preset's grid
     point: rows of different settings were measured in different sets), each row against the
     next: different, equivalent within the run's margin, or unresolved."""
-    rows = [r for r in summary.rows if r.spec.workload == workload and r.method != "restart" and r.ratio is not None]
+    rows = [r for r in summary.rows if r.spec.workload == workload and r.method.paired and r.ratio is not None]
     cells = list(dict.fromkeys(r.spec.cell for r in rows))
     parts = []
     for cell in cells:

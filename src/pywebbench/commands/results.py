@@ -1,0 +1,71 @@
+"""The commands that read finished runs: `compare`, `report` and `history`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from pywebbench.analyze.compare import compare_results
+from pywebbench.analyze.history import Figure, history_entry, history_view
+from pywebbench.console import err
+from pywebbench.errors import UserError
+from pywebbench.report.comparison import render_comparison, render_comparison_markdown
+from pywebbench.report.formats import renderer, write_report
+from pywebbench.report.history_view import HISTORY_FORMATS
+from pywebbench.results.history import append_entry, read_history
+from pywebbench.results.store import load_results
+from pywebbench.stage.gitref import resolve_ref
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    comparison = compare_results(load_results(args.before), load_results(args.after))
+    if args.json:
+        print(comparison.to_json())
+    elif args.markdown:
+        print(render_comparison_markdown(comparison), end="")
+    else:
+        print(render_comparison(comparison), end="")
+    if args.fail_on_regression is None:
+        return 0
+    regressions = comparison.regressions(args.fail_on_regression)
+    for regression in regressions:
+        err.print(f"regression: {regression.line}", markup=False)
+    return 1 if regressions else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    render = renderer(args.format)
+    results = load_results(args.run_dir)
+    if args.output:
+        try:
+            write_report(args.format, results, args.output)
+        except OSError as exc:
+            raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(render(results))
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """history append: a finished run into the history file; history show: its series and steps."""
+    if args.history_command == "append":
+        results = load_results(args.run_dir)
+        ref = resolve_ref(args.commit, args.branch, Path.cwd())
+        run_dir = args.run_dir.resolve()
+        entry = history_entry(results, (run_dir.parent if run_dir.is_file() else run_dir).name, ref.commit,
+                              ref.branch, time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()))
+        append_entry(args.history, entry)
+        err.print(f"{args.history}: added {len(entry.rows)} rows of {entry.run_dir} at {ref.commit} ({ref.branch})",
+                  markup=False)
+        return 0
+    text = HISTORY_FORMATS[args.format](history_view(read_history(args.history), Figure(args.figure)))
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        args.output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    return 0

@@ -1,0 +1,80 @@
+"""`run` (and `run --tune`, `run --slo`) and `sweep`: a job planned from the options, run in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+
+from pywebbench.analyze.tuning import Tuning
+from pywebbench.catalog.registry import Catalog
+from pywebbench.commands.common import command_flags, command_options, options_and_knobs
+from pywebbench.console import err, exit_code, run_in_terminal
+from pywebbench.errors import UserError
+from pywebbench.execute import Job
+from pywebbench.measure.round_plan import Budget
+from pywebbench.measure.runner import Runner
+from pywebbench.plan.options import DEFAULT_SUITE, SPELLINGS
+from pywebbench.plan.sessions import Plan, choose_stacks
+from pywebbench.plan.slo import parse_slo
+from pywebbench.plan.sweep import parse_knobs
+from pywebbench.report.ranking_view import render_ranking
+from pywebbench.report.tuning import render_tuning, write_tuning
+from pywebbench.results.store import load_results
+from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stacks, check_tune, tune
+
+
+def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
+    if args.tune or args.slo is not None:
+        return cmd_tune(args, catalog)
+    options, preset, knobs = options_and_knobs(args)
+    job = Job("sweep" if knobs else "run", options, knobs, preset=preset)
+    job.points  # parse the knobs now: a bad one is an error before anything starts
+    outcome = run_in_terminal(job, catalog, args.resume)
+    return exit_code(outcome)
+
+
+def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
+    """run --tune: the tuning engine (tune.py) in place of the method's rounds; its table, not the run's."""
+    check_slo_flag(args.slo, args.tune)
+    slo = parse_slo(args.slo) if args.slo is not None else None
+    rates: tuple[float, ...] = args.rate or ()
+    options, preset = command_options(args, {"generator": "oha"} if slo is not None and args.generator is None else {})
+    if preset is not None:
+        raise UserError("--tune does not take a --preset")
+    check_tune(options, slo, resume=args.resume is not None, rates=rates)
+    check_stacks(choose_stacks(catalog, options)[0], chosen=options.stacks != DEFAULT_SUITE)
+    found: list[Tuning] = []
+
+    def drive(runner: Runner, plan: Plan, budget: Budget) -> int:
+        stacks = tuple({s.stack.id: s.stack for s in plan.sessions}.values())
+        request = TuneRequest(stacks, options.workloads[0], slo, rates[0] if rates else None)
+        found.append(tune(runner, catalog, request, options, budget, stack_cpus=len(plan.split.stack),
+                          seed=plan.seed, on_note=lambda text: err.print(text, markup=False)))
+        return len({t.spec.round for t in runner.results})
+
+    job = Job("tune", options, extra={"slo": slo.text if slo is not None else None, "lanes": TUNE_LANES})
+    outcome = run_in_terminal(job, catalog, None, table=None, drive=drive)
+    if not found:
+        return exit_code(outcome)
+    tuning = found[0]
+    markdown = write_tuning(outcome.run_dir, tuning)
+    print(render_tuning(tuning))
+    err.print(f"tuning table in {markdown}")
+    # Probes past a candidate's capacity fail by design: the answer is valid when a best was found.
+    return 0 if tuning.best is not None else 1
+
+
+def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
+    options, preset, knobs = options_and_knobs(args)
+    if not knobs and args.resume is None:
+        raise UserError("sweep needs at least one --knob NAME=VALUES (e.g. --knob connections=10,100,1000)")
+    axes = parse_knobs(knobs)
+    flags = command_flags(args)
+    for axis in axes:
+        if flags.get(SPELLINGS.get(axis.knob.value, axis.knob.value)) is not None:
+            raise UserError(f"--{axis.knob.value.replace('_', '-')} and --knob {axis.knob.value}=... both set it")
+    job = Job("sweep", options, knobs, preset=preset)
+    job.points
+    outcome = run_in_terminal(job, catalog, args.resume)
+    results = load_results(outcome.run_dir)
+    print(render_ranking(results))
+    return exit_code(outcome)

@@ -1,0 +1,35 @@
+"""Every check made before a run starts anything, in the order a run makes them.
+
+Each refusal is one line and exit 2 (UserError), before a service, a server or a results file
+exists. Options on their own (ranges, combinations, a malformed config) are checked earlier, as
+they are read (`RunOptions.validate`, plan/options.py); a command's own inputs by the command
+(`tune.check_tune`, `ownapp`); what is checked here needs the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pywebbench.errors import UserError
+from pywebbench.measure.placing import hosts_ready
+from pywebbench.plan.hosts import Inventory
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sessions import Plan
+from pywebbench.results.store import results_path
+from pywebbench.stage.doctor import check_tools
+from pywebbench.results.model import Method
+
+
+def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[str, object]]], baseline: str,
+              run_dir: Path, resuming: bool) -> Inventory | None:
+    """The plan's checks: duet's baseline, the tools, the hosts (over SSH), the results directory.
+    Returns the checked inventory (None on one host)."""
+    if options.method == Method.DUET and baseline not in {s.label for s in plan.sessions}:
+        raise UserError(f"--method duet reads every ratio off pairs that reach the baseline {baseline}: "
+                        f"add --stack {baseline}")
+    check_tools(plan, options)
+    inventory = hosts_ready(options, points)
+    if not resuming and results_path(run_dir).exists():
+        raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")
+    return inventory

@@ -1,0 +1,51 @@
+"""The method and the generator as enums: spelt as text anywhere, asked what they support."""
+
+from __future__ import annotations
+
+import pytest
+
+from pywebbench.errors import UserError
+from pywebbench.loadgen.base import LoadRequest
+from pywebbench.loadgen.registry import window_generator
+from pywebbench.catalog.workloads import HttpRequest
+from pywebbench.plan.generators import Generator
+from pywebbench.plan.options import RunOptions, from_json
+from pywebbench.results.model import Method, TrialSpec
+
+
+def test_text_from_flags_and_files_becomes_the_enum() -> None:
+    options = RunOptions(method="duet", generator="oha")  # type: ignore[arg-type]
+    assert options.method is Method.DUET and options.generator is Generator.OHA
+    assert from_json(options.to_json()).method is Method.DUET  # a results header read back for --resume
+    spec = TrialSpec("t", "a:b", "hello", 10, 1.0, 0.0, 1, "wrk", method="interleaved")  # type: ignore[arg-type]
+    assert spec.method is Method.INTERLEAVED and spec.method == "interleaved"
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    (RunOptions(method="sideways"), "--method must be one of interleaved, duet, restart, auto, got 'sideways'"),  # type: ignore[arg-type]
+    (RunOptions(generator="siege"), "--generator must be one of wrk, ab, oha, vegeta, got 'siege'"),  # type: ignore[arg-type]
+    (RunOptions(method="sideways", hosts="h.toml"), "--method must be one of"),  # type: ignore[arg-type]
+])
+def test_an_unknown_method_or_generator_is_one_line_before_any_check_asks_it(options: RunOptions, says: str) -> None:
+    with pytest.raises(UserError, match=says.replace("(", r"\(").replace(")", r"\)")):
+        options.validate()
+
+
+def test_what_each_method_supports() -> None:
+    assert [m for m in Method if m.paired] == [Method.INTERLEAVED, Method.DUET, Method.AUTO]
+    assert [m.loaded_at_once for m in Method] == [1, 2, 1, 1]
+    assert [m for m in Method if not m.on_several_hosts] == [Method.DUET]
+    assert [m for m in Method if m.allocates] == [Method.INTERLEAVED, Method.AUTO]  # auto chooses interleaved
+    assert RunOptions(method="restart").rounds == 1 and RunOptions().rounds > 1  # type: ignore[arg-type]
+
+
+def test_the_generator_a_window_goes_to_agrees_with_what_each_supports() -> None:
+    mix = (HttpRequest("GET", "/a"), HttpRequest("GET", "/b"))
+    for configured in Generator:
+        for rate in (None, 100.0):
+            for requests in ((HttpRequest("GET", "/a"),), mix):
+                chosen = Generator(window_generator(configured, LoadRequest(
+                    url="http://127.0.0.1:1/a", connections=1, duration_s=1.0, rate=rate, mix=requests)))
+                assert chosen.open_loop or rate is None, (configured, rate, requests)
+                assert rate is not None or len(requests) > 1 or chosen is configured  # nothing to redirect
+                assert chosen.sends_a_mix or len(requests) == 1, (configured, rate, requests)
