@@ -20,7 +20,7 @@ SIZING_ROUNDS = 8
 
 
 def sizing_phase(options: RunOptions, catalog: Catalog, stack_id: str, per_us: float, slowdown: float,
-                  run_dir: Path) -> tuple[Sizing, Interval | None, float] | int:
+                 run_dir: Path) -> tuple[Sizing, Interval | None, float] | int:
     """The sizing run: A's CPU per request and a probe's cost; the loops B gets, the B/A they
     should give (with its interval) and the seconds measured; an exit code if it did not finish."""
     err.print(f"sizing: A's CPU per request and what a loop costs the app, for a {slowdown:.0%} slowdown of B")

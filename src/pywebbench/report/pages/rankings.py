@@ -28,6 +28,10 @@ class Ranked:
 RUNS = (
     Ranked("default-run/1", "The default run, interleaved", "pywebbench run --out docs/results/default-run/1",
            "`./scripts/bench`'s run: 14 stacks on hello, every stack in every round, one window each."),
+    Ranked("rankings/default-even", "The default stacks, interleaved, at the duet's budget",
+           "pywebbench run --budget 10m --out docs/results/rankings/default-even",
+           "The default run's stacks and method (every stack in every round) with a 10-minute budget, run "
+           "right after the `--method auto` run below on the same quiet machine, as the comparison for it."),
     Ranked("rankings/default-adaptive", "The default stacks, interleaved, adaptive by the ranking",
            "pywebbench run --allocation adaptive --repeats 4 --rounds-per-launch 2 --budget 10m "
            "--out docs/results/rankings/default-adaptive",
@@ -43,6 +47,12 @@ RUNS = (
            "share of one CPU, not the req/s a stack reaches alone on it, so its scale differs from the "
            "interleaved run's (bottle:bjoern 14.8 against 12.1 there); the order is the same but for the two "
            "rows the interleaved run could not tell apart (`flask:gunicorn-gthread` and the baseline)."),
+    Ranked("rankings/default-auto", "The default stacks, --method auto (a duet for hello)",
+           "pywebbench run --method auto --budget 10m --rounds-per-launch 1 --out docs/results/rankings/default-auto",
+           "What `./scripts/bench` runs: the 14 default stacks with the method chosen for the workload "
+           "(`plan/method_choice.py`: hello keeps the stacks on the CPU, so a duet). The same design as the duet "
+           "run above, made with today's harness, in which a stack found holding connections it never serves "
+           "(bottle:bjoern) is no longer waited for by either drain after its first stall."),
     Ranked("rankings/seed003-duet", "Seed 003's 26 stacks, sparse duet",
            "pywebbench run --preset seed003 --method duet --duration 4 --budget 30m "
            "--out docs/results/rankings/seed003-duet",
