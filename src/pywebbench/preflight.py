@@ -23,11 +23,16 @@ from pywebbench.results.model import Method
 
 def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[str, object]]], baseline: str,
               run_dir: Path, resuming: bool) -> Inventory | None:
-    """The plan's checks: duet's baseline, the tools, the hosts (over SSH), the results directory.
+    """The plan's checks: duet's partner and baseline, the tools, the hosts (over SSH), the results directory.
     Returns the checked inventory (None on one host)."""
-    if options.method == Method.DUET and baseline not in {s.label for s in plan.sessions}:
+    labels = {s.label for s in plan.sessions}
+    if options.method == Method.DUET and baseline not in labels:
         raise UserError(f"--method duet reads every ratio off pairs that reach the baseline {baseline}: "
                         f"add --stack {baseline}")
+    if options.method == Method.DUET and len(labels) < 2:
+        # The baseline alone has no partner: every round would be empty, launched again until the budget ends.
+        raise UserError(f"--method duet loads two stacks at a time and this run has one ({baseline}): "
+                        "add a stack, or use --method interleaved")
     check_tools(plan, options)
     inventory = hosts_ready(options, points)
     if not resuming and results_path(run_dir).exists():

@@ -38,6 +38,7 @@ def test_a_workload_that_waits_makes_the_run_interleaved(workloads: tuple[str, .
     (True, {}, "the tuning engine"),
     (False, {"allocation": "adaptive", "budget_s": 60.0}, "--allocation adaptive"),
     (False, {"topology": "netns"}, "this machine's CPUs"),
+    (False, {"stacks": ("flask:gunicorn-sync",)}, "needs two stacks"),
 ])
 def test_what_a_duet_cannot_do_makes_auto_interleaved(tuning: bool, fields: dict[str, object], said: str) -> None:
     method, line = _choose(tuning, workloads=("hello",), **fields)

@@ -31,6 +31,8 @@ def choose_method(options: RunOptions, plan: Plan, *, tuning: bool = False) -> t
         because = "--allocation adaptive starts each launch with only the stacks still open"
     elif options.placed:
         because = "a duet needs both sides on this machine's CPUs"
+    elif len({s.label for s in plan.sessions}) < 2:
+        because = "a duet needs two stacks and this run has one"
     if because is not None:
         return Method.INTERLEAVED, f"--method auto: interleaved ({because})"
     waits = {w.name: sorted(WAITED_ON[n] for n in w.needs if n in WAITED_ON)
