@@ -264,7 +264,7 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
     watchdog = services.enter_context(Watchdog(on_note))  # stopped before the services are
     backing.watch(watchdog)
     placement: Placement = hosts if hosts is not None else \
-        LocalPlacement(backing, options.topology, run_dir, watchdog, lambda: accountant)
+        LocalPlacement(backing, options.topology, run_dir, watchdog, accountant)
     tools = placement.load_tools(generator, LoadSettings(
         options.generator, options.keepalive, options.timeout_s, run_dir / "ceiling", writer.add_service,
         on_ceiling_seconds=lambda s: runner.ledger.add("generator ceiling", s)))

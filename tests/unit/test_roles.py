@@ -50,7 +50,7 @@ def served() -> Iterator[RunningServer]:
 
 
 def _local(tmp_path: Path, topology: str, accountant: ProcAccountant, watchdog: Watchdog) -> LocalPlacement:
-    return LocalPlacement(None, topology, tmp_path, watchdog, lambda: accountant)
+    return LocalPlacement(None, topology, tmp_path, watchdog, accountant)
 
 
 def test_loaded_directly_the_front_is_the_server_itself(tmp_path: Path, served: RunningServer) -> None:

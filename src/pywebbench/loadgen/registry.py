@@ -12,7 +12,7 @@ from pywebbench.loadgen.base import LoadGenerator, LoadRequest
 from pywebbench.loadgen.oha import Oha
 from pywebbench.loadgen.vegeta import Vegeta, vegeta_binary
 from pywebbench.loadgen.wrk import Wrk
-from pywebbench.plan.generators import OPEN_LOOP_GENERATORS, Generator
+from pywebbench.plan.generators import Generator
 from pywebbench.results.model import LoadResult
 
 GENERATORS: dict[str, Callable[[], LoadGenerator]] = {"wrk": Wrk, "ab": ApacheBench, "oha": Oha, "vegeta": Vegeta}
@@ -33,12 +33,12 @@ def window_generator(configured: str, request: LoadRequest) -> str:
     (oha unless vegeta was asked for: oha is the lighter and better tested of the two).
     Without a rate, the run's generator, except that a mix it cannot send (oha's, ab's) goes to wrk.
     """
-    several = len(request.mix) > 1
+    several, chosen = len(request.mix) > 1, Generator(configured)
     if request.rate is not None:
         if several:
             return Generator.VEGETA
-        return configured if configured in OPEN_LOOP_GENERATORS else Generator.OHA
-    if several and not Generator(configured).sends_a_mix:
+        return configured if chosen.open_loop else Generator.OHA
+    if several and not chosen.sends_a_mix:
         return Generator.WRK
     return configured
 

@@ -29,7 +29,7 @@ closed connections in CLOSE_WAIT): the wait ends there instead of at the 15 s li
 
 
 class Isolation:
-    def __init__(self, ledger: TimeLedger, on_note: Callable[[str], None], holding: set[str] | None = None) -> None:
+    def __init__(self, ledger: TimeLedger, on_note: Callable[[str], None], holding: set[str]) -> None:
         self.ledger = ledger
         self.on_note = on_note
         self.remeasured = 0
@@ -39,7 +39,7 @@ class Isolation:
         self._label_of: dict[int, str] = {}
         self._servers = 0
         self._slow_said = False
-        self._holding = holding if holding is not None else set()
+        self._holding = holding
         """Stacks seen holding connections they never serve, shared with the runner's settle drain:
         their queues are not waited for again in the run (bjoern's cost a 3 s stall per launch)."""
 

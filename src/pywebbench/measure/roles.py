@@ -113,13 +113,12 @@ class LocalPlacement:
     """Every role on this machine."""
 
     def __init__(self, backing: Backing | None, topology: str, run_dir: Path, watchdog: Watchdog,
-                 accountant: Callable[[], Accountant]) -> None:
+                 accountant: Accountant) -> None:
         self.backing = backing
         self.topology = topology
         self.run_dir = run_dir
         self.watchdog = watchdog
         self.accountant = accountant
-        """Read at each use: a test may swap the runner's accountant after the runner is made."""
         self._proxies: dict[str, NginxService] = {}
         """Live nginx proxies by accounting role, enrolled again after the watchdog restarts one."""
 
@@ -148,7 +147,7 @@ class LocalPlacement:
             self.watchdog.watch(watched, lambda: proxy)
             self._proxies[role] = proxy
             try:
-                self.accountant().enroll(role, proxy.root_pids())
+                self.accountant.enroll(role, proxy.root_pids())
                 yield Front(server.host, proxy.info.port, role)
             finally:  # unwatched before the proxy stops on purpose
                 self._proxies.pop(role, None)
@@ -174,4 +173,4 @@ class LocalPlacement:
 
     def reenroll(self) -> None:
         for role, proxy in self._proxies.items():
-            self.accountant().enroll(role, proxy.root_pids())
+            self.accountant.enroll(role, proxy.root_pids())

@@ -91,7 +91,7 @@ class Runner:
         here: without its thread it still looks at every window's end)."""
         self.on_note = on_note
         self.placement: Placement = placement if placement is not None else \
-            LocalPlacement(backing, topology, run_dir, self.watchdog, lambda: self.accountant)
+            LocalPlacement(backing, topology, run_dir, self.watchdog, self.accountant)
         """Where the roles run: this machine (`topology` says whether nginx fronts each server), or
         other hosts (--hosts, --topology netns) with their launcher, links and delays."""
         self.ledger = TimeLedger()

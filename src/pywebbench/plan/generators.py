@@ -37,5 +37,3 @@ class Generator(StrEnum):
 
 
 GENERATOR_NAMES = tuple(g.value for g in Generator)
-OPEN_LOOP_GENERATORS = tuple(g.value for g in Generator if g.open_loop)
-"""The generators that keep a constant rate; vegeta also sends a mix of several requests."""

@@ -13,12 +13,12 @@ from typing import Any
 from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.errors import UserError
 from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
-from pywebbench.plan.generators import GENERATOR_NAMES, OPEN_LOOP_GENERATORS, Generator
+from pywebbench.plan.generators import GENERATOR_NAMES, Generator
 from pywebbench.plan.hosts import check_placement
 from pywebbench.results.model import Method
 
 __all__ = ["CpuSplit", "default_split", "parse_cpu_list",  # their home is plan/cpus.py; said here for older imports
-           "GENERATOR_NAMES", "OPEN_LOOP_GENERATORS"]  # and plan/generators.py
+           "GENERATOR_NAMES"]  # and plan/generators.py
 
 ENV_PREFIX = "PYWEBBENCH_"
 DEFAULT_ROUNDS = 6
@@ -29,7 +29,8 @@ METHODS = tuple(m.value for m in Method)
 """interleaved: live servers, short windows cycled in a fresh random order per round (the
 default); duet: two stacks loaded at once on the same CPUs with equal CPU shares, every pair each
 round up to five stacks, two cycles through them beyond (plan/duet_design.py);
-restart: a server start, warmup and one window per trial (the seeds' own method)."""
+restart: a server start, warmup and one window per trial (the seeds' own method); auto: duet or
+interleaved, chosen for the run's workloads (plan/method_choice.py)."""
 ALLOCATIONS = ("even", "adaptive")
 TOPOLOGIES = ("direct", "nginx", "netns")
 """direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""
