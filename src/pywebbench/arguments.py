@@ -79,8 +79,8 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     p_app.add_argument("--tune", action="store_true", help="search each server's workers x threads (bounded by "
                        "this machine's CPUs and memory); a ranked table with ties and the command to deploy the best")
     p_app.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the highest offered rate (open loop: oha, or "
-                       "vegeta for a mix of several --request) whose corrected percentile stays under TIME, e.g. "
-                       "'p99<100ms'")
+                       "vegeta for a mix of --request that differ in more than path) whose corrected "
+                       "percentile stays under TIME, e.g. 'p99<100ms'")
     p_app.add_argument("--baseline-dir", type=Path, metavar="DIR", help="a gate: the base version of the app (its "
                        "app dir); base and head run under each server in the same rounds, answered as head/base")
     p_app.add_argument("--baseline-ref", metavar="REF", help="a gate: the base version as a git ref of the app dir's "

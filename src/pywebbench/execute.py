@@ -41,7 +41,7 @@ from pywebbench.measure.machine import machine_info, usable_cpus
 from pywebbench.stage.reference import GoBuildError
 from pywebbench.results.model import ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
-from pywebbench.measure.runner import Progress, Runner
+from pywebbench.measure.runner import LaunchLimits, Progress, Runner
 from pywebbench.orphans import guarded_run
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
@@ -269,12 +269,11 @@ def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer
         options.generator, options.keepalive, options.timeout_s, run_dir / "ceiling", writer.add_service,
         on_ceiling_seconds=lambda s: runner.ledger.add("generator ceiling", s)))
     runner = Runner(
-        run_dir=run_dir, writer=writer, generator=tools.generator,
+        run_dir=run_dir, writer=writer, tools=tools,
         builder=job.env_hook(backing) if job.env_hook is not None else EnvironmentBuilder(),
-        python=sys.executable, backing=backing, ready_timeout_s=options.ready_timeout_s,
-        request_timeout_s=options.timeout_s, keepalive=options.keepalive, on_progress=on_progress,
-        accountant=accountant, watchdog=watchdog, on_note=on_note, placement=placement,
-        settle=tools.settle, ceiling=tools.ceiling,
+        python=sys.executable, limits=LaunchLimits(options.ready_timeout_s, options.timeout_s, options.keepalive),
+        backing=backing, placement=placement, accountant=accountant, watchdog=watchdog,
+        on_progress=on_progress, on_note=on_note,
     )
     runner.ledger.add("service starts", time.monotonic() - service_start)
     return runner
@@ -314,7 +313,7 @@ def execute(
     """`drive`, when given, measures instead of the method's rounds (--tune), once the services
     are up; it returns the rounds it ran."""
     options = job.options
-    generator = ByWindow(options.generator)  # a window with a rate and a mix goes to vegeta
+    generator = ByWindow(options.generator)  # a window with a rate goes to oha or vegeta
     cpus = usable_cpus()
     job, begun = _started_with_method(job, catalog, cpus, run_dir, resume, on_note, tuning=drive is not None)
     options, plan = job.options, begun.plan

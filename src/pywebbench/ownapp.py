@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,6 +31,7 @@ from pywebbench.plan.app import (
     APP_WORKLOAD, AppTarget, app_framework, app_workload, parse_env, parse_target, select_servers,
 )
 from pywebbench.plan.declared import Command, flags_of
+from pywebbench.plan.generators import Generator
 from pywebbench.plan.options import from_sources
 from pywebbench.plan.sessions import Plan, Variant, make_plan
 from pywebbench.plan.slo import Slo, parse_slo
@@ -116,7 +117,7 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
                  db_rows=1000)  # the harness's own table is not the app's: keep its load short
     rate = _one_rate(args)
     if slo is not None or rate is not None:
-        flags["generator"] = _rated_generator(len(prepared.requests), note)  # open loop
+        flags["generator"] = _rated_generator(prepared.requests, note)  # open loop
     if rate is not None and not args.tune:
         flags["rate"] = rate  # every window at this rate; under --tune, the searches' first
     options = from_sources(config_file=None, environ=os.environ, flags=flags)
@@ -169,7 +170,7 @@ def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = la
     rates = (rate,) if rate is not None else ()
     flags.update(workloads=(APP_WORKLOAD,), generator=None)
     if slo is not None:
-        flags.update(generator=_rated_generator(_mix_size(args), note))
+        flags.update(generator=_rated_generator(_mix(args), note))
     check_tune(from_sources(config_file=None, environ=os.environ, flags=flags), slo, resume=False, rates=rates)
     return slo
 
@@ -183,18 +184,18 @@ def _one_rate(args: argparse.Namespace) -> float | None:
     return rates[0] if rates else None
 
 
-def _mix_size(args: argparse.Namespace) -> int:
-    """How many requests the traffic mix holds (its file is read again, with the rest, later)."""
+def _mix(args: argparse.Namespace) -> tuple[RequestSpec, ...]:
+    """The traffic mix (read again, with the rest, later)."""
     if args.requests_file is not None and not args.requests:
-        return len(parse_requests_file(args.requests_file))
-    return max(1, len(args.requests))
+        return tuple(parse_requests_file(args.requests_file))
+    return tuple(parse_requests(args.requests or ["GET /"]))
 
 
-def _rated_generator(mix_size: int, note: Callable[[str], None]) -> str:
-    """An offered rate's generator (--rate, --slo's probes): oha for one request; vegeta for a
-    weighted mix of several (oha sends one request, and wrk, which sends a mix, keeps no fixed
-    rate), built into the tool cache on first use."""
-    if mix_size <= 1:
+def _rated_generator(mix: Sequence[RequestSpec], note: Callable[[str], None]) -> str:
+    """An offered rate's generator (--rate, --slo's probes): oha for one request or a mix whose
+    requests differ only in path (it draws each URL from a file); vegeta for any other mix (wrk,
+    which sends any mix, keeps no fixed rate), built into the tool cache on first use."""
+    if Generator.OHA.can_send(mix):
         return "oha"
     if locate("vegeta") is None:
         note(f"vegeta sends the mix open loop: building vegeta {VEGETA_VERSION} into the tool cache (once)")

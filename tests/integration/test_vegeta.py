@@ -1,5 +1,6 @@
 """`app --tune --slo` with a weighted mix of two requests: the capacity probes go open loop to
-vegeta, which sends both requests (the app writes down each one it answers) in proportion."""
+vegeta, which sends both requests (the app writes down each one it answers) in proportion; a
+mix of GETs that differ only in path goes to oha instead, as a URL file."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ def mix_app(tmp_path: Path) -> Path:
         def a():
             seen("GET /a")
             return "a"
+
+        @app.get("/c")
+        def c():
+            seen("GET /c")
+            return "c"
 
         @app.post("/b")
         def b():
@@ -72,3 +78,24 @@ def test_app_tune_slo_sends_a_weighted_mix_open_loop_with_vegeta(mix_app: Path, 
     lines = Counter(seen.read_text().splitlines())
     assert set(lines) == {"GET /a", "POST /b 7"}  # the POST carried its JSON body and Content-Type
     assert 2.5 < lines["GET /a"] / lines["POST /b 7"] < 3.5  # weight 3 to 1 (the answer checks send a few too)
+
+
+def test_app_rate_sends_a_mix_of_paths_open_loop_with_oha(mix_app: Path, tmp_path: Path) -> None:
+    out, seen = tmp_path / "rated", tmp_path / "seen.txt"
+    done = pywebbench(
+        "app", "--app", "mixapp:app", "--app-dir", str(mix_app), "--requirements", str(mix_app / "requirements.txt"),
+        "--request", "GET /a weight=3", "--request", "GET /c", "--env", f"SEEN={seen}", "--server", "gunicorn-sync",
+        "--rate", "300", "--repeats", "2", "--duration", "2", "--warmup", "0.5", "--settle", "0.2",
+        "--connections", "10", "--seed", "5", "--out", str(out), timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    results = load_results(out)
+    loaded = [t.load for t in results.trials if t.load is not None]
+    assert loaded and len(loaded) == len(results.trials) and results.header.tools["generator"].startswith("oha")
+    assert all(load.generator == "oha" and "--urls-from-file" in load.command and load.rate == 300.0
+               and load.latency_uncorrected is not None and load.non_2xx == 0 for load in loaded)
+    lines = Counter(seen.read_text().splitlines())
+    assert set(lines) == {"GET /a", "GET /c"}
+    # weight 3 to 1, each URL drawn at random: over about 1,500 requests the share of /a is
+    # 0.75 +- 0.011 (sd), so 2.2-4.2 (0.69-0.81) fails falsely about once in 100,000 runs
+    assert 2.2 < lines["GET /a"] / lines["GET /c"] < 4.2

@@ -300,14 +300,16 @@ def test_tune_flags_are_refused_in_one_line_before_any_environment_is_built(
 
 
 @pytest.mark.parametrize(("mix", "generator"), [([], "oha"), (["--request", "POST /b"], "oha"),
-                                                ([f"--request={r}" for r in ("GET /a weight=3", "GET /b")], "vegeta"),
+                                                ([f"--request={r}" for r in ("GET /a weight=3", "GET /b")], "oha"),
+                                                ([f"--request={r}" for r in ("GET /a", "POST /b")], "vegeta"),
+                                                ([f"--request={r}" for r in ("GET /a", "GET /b x-k:1")], "vegeta"),
                                                 (["--requests-file", "FILE"], "vegeta")])
-def test_a_mix_under_an_slo_is_probed_by_vegeta_one_request_by_oha(
+def test_a_mix_under_an_slo_is_probed_by_oha_when_only_paths_differ_else_by_vegeta(
         mix: list[str], generator: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pywebbench import ownapp, tune
     from pywebbench.arguments import build_parser
     requests = tmp_path / "requests.txt"
-    requests.write_text("GET /a weight=3\nGET /b\n")
+    requests.write_text("GET /a weight=3\nPOST /b\n")
     monkeypatch.setattr(ownapp, "locate", lambda name: f"/bin/{name}")
     monkeypatch.setattr(tune, "locate", lambda name: f"/bin/{name}")
     checked: list[str] = []

@@ -40,12 +40,25 @@ def test_what_each_method_supports() -> None:
 
 
 def test_the_generator_a_window_goes_to_agrees_with_what_each_supports() -> None:
-    mix = (HttpRequest("GET", "/a"), HttpRequest("GET", "/b"))
+    paths = (HttpRequest("GET", "/a"), HttpRequest("GET", "/b"))
+    methods = (HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}"))
     for configured in Generator:
         for rate in (None, 100.0):
-            for requests in ((HttpRequest("GET", "/a"),), mix):
+            for requests in ((HttpRequest("GET", "/a"),), paths, methods):
                 chosen = Generator(window_generator(configured, LoadRequest(
                     url="http://127.0.0.1:1/a", connections=1, duration_s=1.0, rate=rate, mix=requests)))
                 assert chosen.open_loop or rate is None, (configured, rate, requests)
                 assert rate is not None or len(requests) > 1 or chosen is configured  # nothing to redirect
-                assert chosen.sends_a_mix or len(requests) == 1, (configured, rate, requests)
+                assert chosen.can_send(requests), (configured, rate, requests)
+                if Generator(configured).can_send(requests) and (rate is None or Generator(configured).open_loop):
+                    assert chosen is configured, (configured, rate, requests)  # what was asked for, where it can
+
+
+def test_a_mix_of_paths_at_a_rate_goes_to_oha_and_one_of_methods_to_vegeta() -> None:
+    def at_a_rate(*mix: HttpRequest) -> str:
+        return window_generator("wrk", LoadRequest(url="http://127.0.0.1:1/a", connections=1, duration_s=1.0,
+                                                   rate=100.0, mix=mix))
+    assert at_a_rate(HttpRequest("GET", "/a", weight=3), HttpRequest("GET", "/b")) == "oha"
+    assert at_a_rate(HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}")) == "vegeta"
+    assert at_a_rate(HttpRequest("GET", "/a"), HttpRequest("GET", "/b", headers=(("X-K", "1"),))) == "vegeta"
+    assert not Generator.AB.can_send((HttpRequest("GET", "/a"), HttpRequest("GET", "/b")))

@@ -3,6 +3,7 @@ concurrency model, and every catalog stack the run could not rank."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -29,6 +30,9 @@ def test_a_ranked_run_gives_every_row_its_interval_verdict_and_the_absent_stacks
     assert f"Not in the run ({len(build_catalog().stacks) - 14}):" in unranked
     assert "`django:uwsgi`" in unranked and "`bottle:bjoern`" not in unranked
     assert "*Tie*" not in text  # its tables have no tie column, so the run line does not explain one
+    noise = text.split("from its launch's least-squares fit.")[1]
+    share, use = (float(x) for x in re.findall(r"(\d+\.\d)%", noise)[:2])
+    assert "each side took its equal share of the CPU" in noise and share < use
 
 
 def test_before_the_run_the_page_shows_its_command(tmp_path: Path) -> None:

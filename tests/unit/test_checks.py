@@ -17,7 +17,8 @@ from pywebbench.plan.options import CpuSplit
 from pywebbench.plan.sessions import Plan, Session
 from pywebbench.results.model import LoadResult, ResourceUsage, SocketErrors, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter, results_path
-from pywebbench.measure.runner import Runner
+from pywebbench.measure.runner import LaunchLimits, Runner
+from pywebbench.measure.roles import LoadTools
 from pywebbench.catalog.workloads import HELLO
 from support.builders import header, stack, trial
 from support.fakes import CurrentPythonBuilder, stdlib_stack
@@ -94,8 +95,8 @@ def test_a_generator_that_saturates_its_cpu_is_flagged_by_the_real_sampler(tmp_p
     spec = TrialSpec("t-sat", server.id, "hello", 10, 1.0, 0.0, 1, "fake", 1, 1, loadgen_cpus=(0,))
     plan = Plan((Session(server, 1, 1, 1, (spec,), (HELLO,)),), (), CpuSplit((), (0,)), 0)
     writer = ResultsWriter(results_path(tmp_path), header())
-    runner = Runner(run_dir=tmp_path, writer=writer, generator=FakeLoadGenerator(_burn_a_cpu),
-                    builder=CurrentPythonBuilder(), python="python3", ready_timeout_s=10)
+    runner = Runner(run_dir=tmp_path, writer=writer, tools=LoadTools(FakeLoadGenerator(_burn_a_cpu)),
+                    builder=CurrentPythonBuilder(), python="python3", limits=LaunchLimits(ready_timeout_s=10))
     runner.run(plan)
     writer.close()
     trial = runner.results[0]

@@ -191,8 +191,21 @@ def test_one_request_of_a_persons_app_is_sent_with_its_method_headers_and_body()
     assert "-D" not in Oha(binary="oha").command(get, Path("r.json"), Path("r.db"))
 
 
-def test_a_weighted_mix_is_refused_by_oha_not_sent_as_its_first_request() -> None:
+def test_a_mix_that_differs_in_more_than_path_is_refused_by_oha_not_sent_as_its_first_request() -> None:
     from pywebbench.catalog.workloads import HttpRequest
-    mix = (HttpRequest("GET", "/a", weight=3), HttpRequest("GET", "/b"))
-    with pytest.raises(UserError, match="weighted mix of 2"):
+    mix = (HttpRequest("GET", "/a", weight=3), HttpRequest("POST", "/b", b"{}"))
+    with pytest.raises(UserError, match="weighted mix of 2 requests that differ in more than their path"):
         Oha(binary="oha").command(LoadRequest(url="u", connections=1, duration_s=1, mix=mix), Path("r"), Path("d"))
+
+
+def test_a_mix_of_paths_goes_to_oha_as_a_url_file_each_path_its_weights_times() -> None:
+    from pywebbench.catalog.workloads import HttpRequest
+    from pywebbench.loadgen.oha import urls_text
+    mix = (HttpRequest("GET", "/a?x=1", weight=6), HttpRequest("GET", "/b", weight=2),
+           HttpRequest("GET", "/c", weight=2))
+    request = LoadRequest(url="http://127.0.0.1:9/a?x=1", connections=4, duration_s=1, rate=50.0, mix=mix)
+    argv = Oha(binary="oha").command(request, Path("w/t1.oha.json"), Path("w/t1.oha.db"))
+    assert argv[-2:] == ["--urls-from-file", "w/t1.oha.urls"] and "http://127.0.0.1:9/a?x=1" not in argv
+    assert argv[argv.index("-m") + 1] == "GET"
+    lines = urls_text(request).splitlines()
+    assert sorted(lines) == ["http://127.0.0.1:9/a?x=1"] * 3 + ["http://127.0.0.1:9/b", "http://127.0.0.1:9/c"]

@@ -23,7 +23,8 @@ from pywebbench.measure.rounds import Rounds
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import LoadResult, TrialResult, TrialSpec
 from pywebbench.results.store import ResultsWriter, load_results, results_path
-from pywebbench.measure.runner import Runner
+from pywebbench.measure.runner import LaunchLimits, Runner
+from pywebbench.measure.roles import LoadTools
 from pywebbench.catalog.workloads import HELLO
 from support.builders import header, trial
 from support.fakes import CurrentPythonBuilder, stdlib_stack
@@ -58,9 +59,9 @@ def _run(tmp_path: Path, script: Script, *, min_rounds: int = 5, max_rounds: int
     """The rounds of one comparison set under the real stopping rule (the precision rule, or with
     `ranking` the ranking's); what it said after each round."""
     writer = ResultsWriter(results_path(tmp_path), replace(header(), options={"precision": PRECISION}))
-    runner = Runner(run_dir=tmp_path, writer=writer, generator=FakeLoadGenerator(_scripted(script)),
-                    builder=CurrentPythonBuilder(), python="python3", ready_timeout_s=10,
-                    settle=lambda request, seconds, work_dir: None)
+    runner = Runner(run_dir=tmp_path, writer=writer,
+                    tools=LoadTools(FakeLoadGenerator(_scripted(script)), settle=lambda request, seconds, work_dir: None),
+                    builder=CurrentPythonBuilder(), python="python3", limits=LaunchLimits(ready_timeout_s=10))
     rule = ranking_rule(BASE) if ranking else open_rule(BASE, PRECISION)
     answers: list[tuple[int, tuple[str, ...]]] = []
 

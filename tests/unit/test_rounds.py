@@ -17,7 +17,8 @@ from pywebbench.measure.rounds import Rounds
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import TrialResult, TrialSpec
 from pywebbench.results.store import ResultsWriter, load_results, results_path
-from pywebbench.measure.runner import Runner
+from pywebbench.measure.runner import LaunchLimits, Runner
+from pywebbench.measure.roles import LoadTools
 from pywebbench.catalog.workloads import HELLO
 from support.builders import header
 from support.fakes import CurrentPythonBuilder, stdlib_stack
@@ -41,9 +42,8 @@ class _Setup:
         self.settles: list[tuple[str, float]] = []
         self.generator = FakeLoadGenerator()
         self.writer = ResultsWriter(results_path(tmp_path), header())
-        self.runner = Runner(run_dir=tmp_path, writer=self.writer, generator=self.generator,
-                             builder=CurrentPythonBuilder(), python="python3", ready_timeout_s=10,
-                             settle=self._settle)
+        self.runner = Runner(run_dir=tmp_path, writer=self.writer, tools=LoadTools(self.generator, settle=self._settle),
+                             builder=CurrentPythonBuilder(), python="python3", limits=LaunchLimits(ready_timeout_s=10))
         self.rounds = Rounds(self.runner, method=method, rounds_per_launch=2, seed=3)
 
     def _settle(self, request: LoadRequest, seconds: float, work_dir: Path) -> None:

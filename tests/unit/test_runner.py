@@ -13,7 +13,8 @@ from pywebbench.plan.sessions import Plan, Session
 from pywebbench.plan.options import CpuSplit
 from pywebbench.results.model import TrialSpec, TrialStatus
 from pywebbench.results.store import ResultsWriter, load_results, results_path
-from pywebbench.measure.runner import Runner
+from pywebbench.measure.runner import LaunchLimits, Runner
+from pywebbench.measure.roles import LoadTools
 from pywebbench.catalog.workloads import HELLO
 from support.builders import header
 from support.fakes import CurrentPythonBuilder, stdlib_stack
@@ -42,8 +43,8 @@ def _run(tmp_path: Path, plan: Plan) -> tuple[Runner, FakeLoadGenerator, _Warmup
     generator = FakeLoadGenerator()
     warmups = _Warmups()
     writer = ResultsWriter(results_path(tmp_path), header())
-    runner = Runner(run_dir=tmp_path, writer=writer, generator=generator, builder=CurrentPythonBuilder(),
-                    python="python3", ready_timeout_s=10, settle=warmups)
+    runner = Runner(run_dir=tmp_path, writer=writer, tools=LoadTools(generator, settle=warmups),
+                    builder=CurrentPythonBuilder(), python="python3", limits=LaunchLimits(ready_timeout_s=10))
     runner.run(plan)
     writer.finish("complete")
     writer.close()

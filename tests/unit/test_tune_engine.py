@@ -12,7 +12,8 @@ from pywebbench.analyze.tuning import Tuning
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.measure.round_plan import Budget
-from pywebbench.measure.runner import Runner
+from pywebbench.measure.runner import LaunchLimits, Runner
+from pywebbench.measure.roles import LoadTools
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.slo import parse_slo
 from pywebbench.results.model import LoadResult
@@ -47,9 +48,9 @@ def _respond(rng: random.Random) -> FakeLoadGenerator:
 
 def _run(tmp_path: Path, slo: str | None) -> tuple[Tuning, Runner]:
     writer = ResultsWriter(results_path(tmp_path), header())
-    runner = Runner(run_dir=tmp_path, writer=writer, generator=_respond(random.Random(7)),
-                    builder=CurrentPythonBuilder(), python="python3", ready_timeout_s=10,
-                    settle=lambda request, seconds, work_dir: None)
+    runner = Runner(run_dir=tmp_path, writer=writer,
+                    tools=LoadTools(_respond(random.Random(7)), settle=lambda request, seconds, work_dir: None),
+                    builder=CurrentPythonBuilder(), python="python3", limits=LaunchLimits(ready_timeout_s=10))
     stack = stdlib_stack("ok", "hello")
     options = RunOptions(stacks=(stack.id,), duration_s=0.2, warmup_s=0.0, settle_s=0.0, repeats=6,
                          rounds_per_launch=2, generator="fake", seed=3)

@@ -212,12 +212,14 @@ def test_the_settle_before_a_rated_mix_runs_at_its_rate_with_vegeta(tmp_path: Pa
     assert sent[0][1].rate == 300.0 and sent[0][1].mix == MIX and sent[0][1].duration_s == 0.25
 
 
-def test_the_app_s_rated_generator_is_oha_for_one_request_and_vegeta_for_a_mix(
+def test_the_app_s_rated_generator_is_oha_for_one_request_or_paths_and_vegeta_for_another_mix(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from pywebbench import ownapp
+    from pywebbench.plan.traffic import RequestSpec
     monkeypatch.setattr(ownapp, "locate", lambda name: f"/bin/{name}")
-    assert ownapp._rated_generator(1, print) == "oha"
-    assert ownapp._rated_generator(2, print) == "vegeta"
+    assert ownapp._rated_generator((RequestSpec("POST", "/a", b"{}"),), print) == "oha"
+    assert ownapp._rated_generator((RequestSpec("GET", "/a"), RequestSpec("GET", "/b", weight=3)), print) == "oha"
+    assert ownapp._rated_generator((RequestSpec("GET", "/a"), RequestSpec("POST", "/b", b"{}")), print) == "vegeta"
 
 
 def test_the_locator_finds_the_cache_s_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -50,6 +50,18 @@ def p99_of(trial: TrialResult) -> float | None:
     return trial.load.latency.at(99.0) if trial.load is not None else None
 
 
+def app_cpu_of(trial: TrialResult) -> float | None:
+    """CPU-seconds the app server used in the window: under the duet, the share it took."""
+    usage = trial.usage("app")
+    return usage.cpu_s if usage is not None else None
+
+
+def requests_per_cpu_second(trial: TrialResult) -> float | None:
+    """What the app server made of the CPU it used: the inverse of CPU per request."""
+    cost = cpu_per_request(trial)
+    return 1.0 / cost if cost else None
+
+
 def cpu_per_request(trial: TrialResult) -> float | None:
     usage = trial.usage("app")
     if usage is None or trial.load is None or not trial.load.requests:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -43,3 +45,21 @@ def taskset_prefix(cpus: tuple[int, ...]) -> list[str]:
     if not cpus:
         return []
     return ["taskset", "--cpu-list", ",".join(str(c) for c in cpus)]
+
+
+def weighted_cycle(weights: Sequence[int]) -> list[int]:
+    """One cycle of a weighted mix, as indexes: each i `weights[i]` times (after dividing every
+    weight by their greatest common divisor), in smooth weighted round-robin order."""
+    if not weights or min(weights) < 1:
+        raise ValueError(f"weights must be positive, got {list(weights)}")
+    divisor = math.gcd(*weights)
+    reduced = [w // divisor for w in weights]
+    total = sum(reduced)
+    current = [0] * len(reduced)
+    order = []
+    for _ in range(total):
+        current = [c + w for c, w in zip(current, reduced)]
+        pick = max(range(len(current)), key=lambda i: (current[i], -i))
+        current[pick] -= total
+        order.append(pick)
+    return order

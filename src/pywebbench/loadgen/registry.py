@@ -9,7 +9,7 @@ from pathlib import Path
 from pywebbench.errors import UserError
 from pywebbench.loadgen.ab import ApacheBench
 from pywebbench.loadgen.base import LoadGenerator, LoadRequest
-from pywebbench.loadgen.oha import Oha
+from pywebbench.loadgen.oha import Oha, oha_binary
 from pywebbench.loadgen.vegeta import Vegeta, vegeta_binary
 from pywebbench.loadgen.wrk import Wrk
 from pywebbench.plan.generators import Generator
@@ -28,19 +28,17 @@ def make_generator(name: str) -> LoadGenerator:
 def window_generator(configured: str, request: LoadRequest) -> str:
     """The generator that sends `request`, the run's being `configured`.
 
-    An offered rate with a mix of several requests goes to vegeta (oha sends one request and
-    wrk has no fixed rate); an offered rate with one request to the run's open-loop generator
-    (oha unless vegeta was asked for: oha is the lighter and better tested of the two).
-    Without a rate, the run's generator, except that a mix it cannot send (oha's, ab's) goes to wrk.
+    The run's generator when it can send the window's mix (and keep its offered rate, if it has
+    one). Otherwise, at an offered rate, oha when the mix's requests differ only in path (oha is
+    the lighter of the two open-loop generators: its ceiling here is several times vegeta's,
+    docs/results/vegeta/), else vegeta; without a rate, wrk, which sends any mix.
     """
-    several, chosen = len(request.mix) > 1, Generator(configured)
+    chosen = Generator(configured)
+    if chosen.can_send(request.mix) and (request.rate is None or chosen.open_loop):
+        return configured
     if request.rate is not None:
-        if several:
-            return Generator.VEGETA
-        return configured if chosen.open_loop else Generator.OHA
-    if several and not chosen.sends_a_mix:
-        return Generator.WRK
-    return configured
+        return Generator.OHA if Generator.OHA.can_send(request.mix) else Generator.VEGETA
+    return Generator.WRK
 
 
 class ByWindow:
@@ -67,10 +65,11 @@ class ByWindow:
         return self.generator(self.name).version()
 
     def other_versions(self) -> dict[str, str]:
-        """vegeta's version in an open-loop run that does not name it: it sends any mix there."""
-        if self.name == "oha" and vegeta_binary() is not None:
-            return {"vegeta": self.generator("vegeta").version()}
-        return {}
+        """The open-loop generators a window may go to besides the configured one (an offered rate
+        or a mix the configured one cannot send), where they are installed."""
+        found = {Generator.OHA: oha_binary, Generator.VEGETA: vegeta_binary}
+        return {g.value: self.generator(g).version() for g, where in found.items()
+                if g != self.name and where() is not None}
 
     def run(self, request: LoadRequest, work_dir: Path) -> LoadResult:
         return self.for_request(request).run(request, work_dir)

@@ -1,4 +1,4 @@
-"""vegeta: open loop at a constant rate for a weighted request mix (oha sends one request).
+"""vegeta: open loop at a constant rate for a weighted request mix (oha sends a mix only of paths).
 
 `vegeta attack` reads a targets file in its http format (a request line, header lines, an
 `@file` body line, a blank line between targets) and cycles through the targets in file
@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.errors import UserError
-from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
+from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix, weighted_cycle
 from pywebbench.loadgen.oha import latency_spectrum
 from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import LoadResult, SocketErrors
@@ -60,8 +60,6 @@ from pywebbench.stage.vegeta import module_version
 NS_PER_MS = 1e6
 NS_PER_S = 1e9
 MS_PER_S = 1000.0
-_MAX_CYCLE = 1000
-"""Targets in one cycle of the mix at most: weights are reduced by their common divisor first."""
 
 
 def vegeta_binary() -> str | None:
@@ -76,24 +74,6 @@ def unsendable(mix: Sequence[HttpRequest]) -> str | None:
             if not value.strip() or name.startswith("#"):
                 return f"{r.label}: header {name}:{value} (vegeta's targets take a name and a non-empty value)"
     return None
-
-
-def weighted_cycle(weights: Sequence[int]) -> list[int]:
-    """One cycle of a weighted mix, as indexes: each i `weights[i]` times (after dividing every
-    weight by their greatest common divisor), in smooth weighted round-robin order."""
-    if not weights or min(weights) < 1:
-        raise ValueError(f"weights must be positive, got {list(weights)}")
-    divisor = math.gcd(*weights)
-    reduced = [w // divisor for w in weights]
-    total = sum(reduced)
-    current = [0] * len(reduced)
-    order = []
-    for _ in range(total):
-        current = [c + w for c, w in zip(current, reduced)]
-        pick = max(range(len(current)), key=lambda i: (current[i], -i))
-        current[pick] -= total
-        order.append(pick)
-    return order
 
 
 def targets_text(mix: Sequence[HttpRequest], origin: str, bodies: Mapping[int, Path]) -> str:

@@ -49,6 +49,11 @@ NO_CEILING = CeilingReading()
 """Open loop, or no ceiling asked for: nothing to approach and nothing failed."""
 
 
+def no_ceiling(spec: TrialSpec) -> CeilingReading:
+    """The ceiling of a run that measures none (generators on other hosts, unit tests)."""
+    return NO_CEILING
+
+
 class GeneratorCeiling:
     """Callable per trial spec; memoised, so the cost is paid once per setting."""
 

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from pywebbench.loadgen.base import LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant
-from pywebbench.measure.ceiling import CeilingReading, GeneratorCeiling
+from pywebbench.measure.ceiling import CeilingReading, GeneratorCeiling, no_ceiling
 from pywebbench.measure.launchers import GroupUsage, Launcher, RunningServer, app_role, launcher_for
 from pywebbench.measure.settle import settle_load
 from pywebbench.plan.sessions import Session
@@ -62,8 +62,8 @@ class LoadTools:
     """The window's load, the settle before it, and the generator's ceiling for its validity check."""
 
     generator: LoadGenerator
-    settle: Callable[[LoadRequest, float, Path], None]
-    ceiling: Callable[[TrialSpec], CeilingReading]
+    settle: Callable[[LoadRequest, float, Path], None] = settle_load
+    ceiling: Callable[[TrialSpec], CeilingReading] = no_ceiling
 
 
 class Placement(Protocol):

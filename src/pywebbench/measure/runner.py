@@ -20,14 +20,11 @@ from pathlib import Path
 
 from pywebbench.catalog.model import ConcurrencyType
 from pywebbench.catalog.workloads import Expected
-from pywebbench.loadgen.base import LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant, ProcAccountant
-from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
 from pywebbench.measure.checks import instrument_check
 from pywebbench.measure.launchers import RunningServer, app_role, stack_info
 from pywebbench.measure.overlap import allowed_in_flight, overlap_problem
-from pywebbench.measure.roles import Front, LocalPlacement, Placement
-from pywebbench.measure.settle import settle_load
+from pywebbench.measure.roles import Front, LoadTools, LocalPlacement, Placement
 from pywebbench.measure.answers import Reply
 from pywebbench.measure.verify import NotReady, keeps_alive, verify_endpoint, wait_ready
 from pywebbench.measure.window import LaunchFailed, Live, TimeLedger, WindowMeasurer, now
@@ -37,6 +34,17 @@ from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing
 from pywebbench.services.watchdog import Watchdog
 from pywebbench.stage.envs import EnvBuildError, EnvProvider, EnvSpec
+
+
+@dataclass(frozen=True)
+class LaunchLimits:
+    """How long a launch and a request may take, and what a window records beside its load."""
+
+    ready_timeout_s: float = 60.0
+    request_timeout_s: float = 5.0
+    keepalive: bool = True
+    sample_resources: bool = True
+    """Each role's CPU and memory during the window (off only where a test reads none)."""
 
 
 @dataclass(frozen=True)
@@ -55,45 +63,40 @@ class Runner:
         *,
         run_dir: Path,
         writer: ResultsWriter,
-        generator: LoadGenerator,
+        tools: LoadTools,
         builder: EnvProvider,
         python: str,
+        limits: LaunchLimits = LaunchLimits(),
         backing: Backing | None = None,
-        topology: str = "direct",
-        ready_timeout_s: float = 60.0,
-        request_timeout_s: float = 5.0,
-        keepalive: bool = True,
-        on_progress: Callable[[Progress], None] = lambda p: None,
-        ceiling: Callable[[TrialSpec], CeilingReading] = lambda spec: NO_CEILING,
-        sample_resources: bool = True,
-        accountant: Accountant | None = None,
-        settle: Callable[[LoadRequest, float, Path], None] = settle_load,
-        watchdog: Watchdog | None = None,
-        on_note: Callable[[str], None] = lambda text: None,
         placement: Placement | None = None,
+        accountant: Accountant | None = None,
+        watchdog: Watchdog | None = None,
+        on_progress: Callable[[Progress], None] = lambda p: None,
+        on_note: Callable[[str], None] = lambda text: None,
     ) -> None:
         self.run_dir = run_dir
         self.writer = writer
-        self.generator = generator
+        self.generator = tools.generator
+        self.settle = tools.settle
+        self.ceiling = tools.ceiling
         self.builder = builder
         self.python = python
+        self.ready_timeout_s = limits.ready_timeout_s
+        self.request_timeout_s = limits.request_timeout_s
+        self.keepalive = limits.keepalive
+        self.sample_resources = limits.sample_resources
         self.backing = backing
-        self.ready_timeout_s = ready_timeout_s
-        self.request_timeout_s = request_timeout_s
-        self.keepalive = keepalive
         self.on_progress = on_progress
-        self.ceiling = ceiling
-        self.sample_resources = sample_resources
         self.accountant: Accountant = accountant if accountant is not None else ProcAccountant()
-        self.settle = settle
         self.watchdog = watchdog if watchdog is not None else Watchdog(on_note)
         """Names, restarts and marks deaths of the backing services and proxies (not started
         here: without its thread it still looks at every window's end)."""
         self.on_note = on_note
         self.placement: Placement = placement if placement is not None else \
-            LocalPlacement(backing, topology, run_dir, self.watchdog, self.accountant)
-        """Where the roles run: this machine (`topology` says whether nginx fronts each server), or
-        other hosts (--hosts, --topology netns) with their launcher, links and delays."""
+            LocalPlacement(backing, "direct", run_dir, self.watchdog, self.accountant)
+        """Where the roles run: this machine (the default here, with no nginx in front), or what
+        execute chose: nginx in front of each server (--topology nginx), or other hosts (--hosts,
+        --topology netns) with their launcher, links and delays."""
         self.ledger = TimeLedger()
         self.windows = WindowMeasurer(self)
         """Loads and records each window on a server this runner launched."""

@@ -6,7 +6,25 @@ to know of them before anything starts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
+from typing import Protocol
+
+
+class _Request(Protocol):
+    """One request of a mix, as `--request` gives it (plan/traffic.py) or a window sends it."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def body(self) -> bytes: ...
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]: ...
+
+
+def differ_only_in_path(mix: Sequence[_Request]) -> bool:
+    """Every request of `mix` has the same method, headers and body: only the URL varies."""
+    return len({(r.method, r.body, r.headers) for r in mix}) <= 1
 
 
 class Generator(StrEnum):
@@ -22,8 +40,16 @@ class Generator(StrEnum):
 
     @property
     def sends_a_mix(self) -> bool:
-        """Sends a weighted mix of several requests (--request ... more than once)."""
+        """Sends any weighted mix of several requests (--request ... more than once)."""
         return self in (Generator.WRK, Generator.VEGETA)
+
+    def can_send(self, mix: Sequence[_Request]) -> bool:
+        """Sends every request of `mix` in proportion to its weight: wrk and vegeta any mix; oha
+        one whose requests differ only in path (a URL file, one line per unit of weight, from
+        which it draws each request's URL at random); ab one request."""
+        if len(mix) <= 1 or self.sends_a_mix:
+            return True
+        return self is Generator.OHA and differ_only_in_path(mix)
 
     @property
     def runs_to_a_count(self) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pywebbench.analyze.duet import window_noise
-from pywebbench.analyze.pairing import pair_sides, rps_of
+from pywebbench.analyze.pairing import app_cpu_of, pair_sides, requests_per_cpu_second, rps_of
 from pywebbench.analyze.rows import Row, ranked_rows, summarize
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.report.markdown import code, escape
@@ -87,11 +87,26 @@ def _spread_line(run: ResultSet, rows: list[Row], results: Path) -> str:
         simulated = (f" Simulated duet runs of {largest} stacks in blocks of {cells[0]['block']}, three launches "
                      f"each (`docs/method.md`): {'; '.join(parts)}." if cells else "")
     return (f"Each window's log ratio lay {noise[0]:.1%} (RMS, {noise[1]:,} degrees of freedom) from its launch's "
-            "least-squares fit: stacks unlike each other share a CPU less evenly than the calibrations' pairs of "
-            "one stack with itself, and a block's idle servers sit beside every window. That noise is what makes "
+            f"least-squares fit.{_where_the_noise_is(run)} That noise is what makes "
             f"the median interval ±{math.expm1(statistics.median(halves)):.1%}.{simulated} Adjacent rows here are "
             f"a median {math.expm1(statistics.median(gaps)):.1%} apart, so at this noise most of them cannot be "
             "told apart in this run's time on 2 cores.")
+
+
+def _where_the_noise_is(run: ResultSet) -> str:
+    """The same fit's noise in each side's CPU share and in its requests per CPU-second: whether
+    the sides took unequal shares of the CPU or made unequal use of equal ones."""
+    share = window_noise(pair_sides(run.trials, app_cpu_of))
+    use = window_noise(pair_sides(run.trials, requests_per_cpu_second))
+    if share is None or use is None:
+        return ""
+    said = (f" The two sides' CPU-seconds lay {share[0]:.1%} from the same fit, their requests per CPU-second "
+            f"{use[0]:.1%}")
+    if share[0] < use[0] / 2:
+        return (f"{said}: each side took its equal share of the CPU, and the noise is in how much work a stack "
+                "made of it from one window to the next, more than in the calibrations' pairs of one stack with "
+                "itself, whose windows move alike.")
+    return f"{said}: the sides' shares of the CPU varied as much as what they made of them."
 
 
 _INTERFACE = Column("Interface", lambda row: escape(row.stack.interface))

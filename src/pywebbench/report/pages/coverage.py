@@ -79,8 +79,8 @@ stacks noisier than others as above, an outlier side in {1 / noise["outlier_rate
 {noise["outlier_factor"]:.0%}), a launch effect of {noise["launch_sd"]:.0%}, the run's own offset of each ratio of
 {noise["run_sd"]:.2%} that the intervals' run term covers, and a host speed of {noise["machine_sd"]:.0%} per window
 shared by both sides. These follow the committed duet calibrations (below), which measured
-pairs of one stack with itself; stacks unlike each other may share a CPU less evenly, which
-only a run of them can show.
+pairs of one stack with itself; stacks unlike each other are noisier beside each other, and
+only a run of them can show by how much (the catalog's run: [catalog.md](catalog.md)).
 
 {chr(10).join(lines)}
 

@@ -71,8 +71,9 @@ RUNS = (
            "--budget 100m --out docs/results/rankings/catalog",
            "Every stack that runs here, in launch blocks of 15 and the baseline, one round per launch; "
            "`docs/catalog.md` is its own page. It ran 3-4 launches of each stack in its 100 minutes. Its "
-           "windows are noisier than the 14-stack duet's (stacks unlike each other share a CPU less evenly; "
-           "the catalog page measures it from the run), and most neighbours are closer than that noise can "
+           "windows are noisier than the 14-stack duet's (each side took its equal share of the CPU, but "
+           "what a stack made of it moved more from window to window; the catalog page measures both from the "
+           "run), and most neighbours are closer than that noise can "
            "tell apart in this time. Its intervals were first published about four times this wide: each "
            "launch's common part had been read as the mean of the stacks it held, which under launch blocks "
            "is their mean level (`analyze/moderation.launch_effects`)."),
