@@ -27,3 +27,13 @@ def test_each_series_says_how_many_gates_failed_and_what_head_over_base_read(tmp
     text = section(tmp_path)
     assert "| one-run | 0 us | 3 | 1 | 0 | 0.9980 (0.9900-1.0010) | 1.0020 (0.9990-1.0101) |" in text
     assert "| two-run | 14 us | 2 | 1 | 1 | 0.9700 (0.9700-0.9700) | 1.0333 (1.0333-1.0333) |" in text
+    assert "- At" not in text  # no injected cost was run by both designs
+
+
+def test_where_both_designs_ran_the_page_sets_their_false_alarms_side_by_side(tmp_path: Path) -> None:
+    for i, (code, rps) in enumerate(((0, 1.001), (0, 0.995)), start=1):
+        _gate(tmp_path, "one-run-0us", i, code, "one-run", gate={"rows": [{"figure": "req/s", "ratio": rps}]})
+    for i, (code, change) in enumerate(((1, -0.04), (0, 0.002), (1, 0.08)), start=1):
+        _gate(tmp_path, "two-run-0us", i, code, "two-run", compare={"changes": [{"rps_change": change}]})
+    assert ("- At 0 us: the one-run gate failed 0 of 2, the two-run recipe 2 of 3; the gates' head/base req/s "
+            "spanned 0.6% under one run and 12.0% under two.") in section(tmp_path)

@@ -63,12 +63,27 @@ def section(results: Path) -> str:
         return "No gate series committed yet (`scripts/ci-gate-series`).\n"
     lines = ["| design | head's extra CPU | gates | failed (exit 1) | finished otherwise | head/base req/s, median (range) "
              "| head/base CPU per request |", "|---|---|---|---|---|---|---|"]
+    series: dict[tuple[str, str], list[Gate]] = {}
     for folder in folders:
         design, _, spin = folder.name.rpartition("-")
-        gates = load_series(folder)
+        gates = series[(design, spin.removesuffix("us"))] = load_series(folder)
         failed = sum(g.exit == 1 for g in gates)
         other = sum(g.exit not in (0, 1) for g in gates)
         lines.append(f"| {design} | {spin.removesuffix('us')} us | {len(gates)} | {failed} | {other} | "
                      f"{_spread([g.rps for g in gates if g.rps is not None])} | "
                      f"{_spread([g.cpu for g in gates if g.cpu is not None])} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + _one_beside_two(series)
+
+
+def _one_beside_two(series: dict[tuple[str, str], list[Gate]]) -> str:
+    """What one run buys over two at each injected cost both designs were run at."""
+    said = []
+    for spin in sorted({s for d, s in series if d == "one-run"} & {s for d, s in series if d == "two-run"}, key=float):
+        one, two = series[("one-run", spin)], series[("two-run", spin)]
+        widths = [(max(r) - min(r)) for r in ([g.rps for g in gates if g.rps is not None] for gates in (one, two)) if r]
+        if len(widths) < 2:
+            continue
+        said.append(f"- At {spin} us: the one-run gate failed {sum(g.exit == 1 for g in one)} of {len(one)}, the "
+                    f"two-run recipe {sum(g.exit == 1 for g in two)} of {len(two)}; the gates' head/base req/s "
+                    f"spanned {widths[0]:.1%} under one run and {widths[1]:.1%} under two.")
+    return ("\n" + "\n".join(said) + "\n") if said else ""
