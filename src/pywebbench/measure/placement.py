@@ -39,7 +39,7 @@ from typing import Any
 
 from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.remote import RemoteWrk
-from pywebbench.measure.ceiling import NO_CEILING
+from pywebbench.measure.ceiling import no_ceiling
 from pywebbench.measure.placed_load import PlacedGenerator
 from pywebbench.measure.placed_proxy import ProxyHost, proxied_front
 from pywebbench.measure.placed_upstream import PlacedUpstream
@@ -215,7 +215,7 @@ class HostPlacement:
         nothing of theirs). The placement record goes to the results now, later ones as made."""
         self.attach(settings.on_record)
         placed = PlacedGenerator(self.generators)
-        return LoadTools(placed, placed.settle, lambda spec: NO_CEILING)
+        return LoadTools(placed, placed.settle, no_ceiling)
 
     def reenroll(self) -> None:
         pass  # the roles on other hosts are read there by process group, not enrolled here

@@ -67,7 +67,7 @@ def section(results: Path) -> str:
     for folder in folders:
         design, _, spin = folder.name.rpartition("-")
         gates = series[(design, spin.removesuffix("us"))] = load_series(folder)
-        failed = sum(g.exit == 1 for g in gates)
+        failed = _failed(gates)
         other = sum(g.exit not in (0, 1) for g in gates)
         lines.append(f"| {design} | {spin.removesuffix('us')} us | {len(gates)} | {failed} | {other} | "
                      f"{_spread([g.rps for g in gates if g.rps is not None])} | "
@@ -80,10 +80,20 @@ def _one_beside_two(series: dict[tuple[str, str], list[Gate]]) -> str:
     said = []
     for spin in sorted({s for d, s in series if d == "one-run"} & {s for d, s in series if d == "two-run"}, key=float):
         one, two = series[("one-run", spin)], series[("two-run", spin)]
-        widths = [(max(r) - min(r)) for r in ([g.rps for g in gates if g.rps is not None] for gates in (one, two)) if r]
-        if len(widths) < 2:
+        spans = [_span(one), _span(two)]
+        if spans[0] is None or spans[1] is None:
             continue
-        said.append(f"- At {spin} us: the one-run gate failed {sum(g.exit == 1 for g in one)} of {len(one)}, the "
-                    f"two-run recipe {sum(g.exit == 1 for g in two)} of {len(two)}; the gates' head/base req/s "
-                    f"spanned {widths[0]:.1%} under one run and {widths[1]:.1%} under two.")
+        said.append(f"- At {spin} us: the one-run gate failed {_failed(one)} of {len(one)}, the "
+                    f"two-run recipe {_failed(two)} of {len(two)}; the gates' head/base req/s "
+                    f"spanned {spans[0]:.1%} under one run and {spans[1]:.1%} under two.")
     return ("\n" + "\n".join(said) + "\n") if said else ""
+
+
+def _failed(gates: list[Gate]) -> int:
+    return sum(g.exit == 1 for g in gates)
+
+
+def _span(gates: list[Gate]) -> float | None:
+    """The width of the gates' head/base req/s, highest less lowest."""
+    values = [g.rps for g in gates if g.rps is not None]
+    return max(values) - min(values) if values else None
