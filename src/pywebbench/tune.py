@@ -125,6 +125,8 @@ class _Engine:
     def __post_init__(self) -> None:
         self.available = usable_cpus()
         self.capacity_of: dict[Config, float] = {}
+        self.failed_at: dict[Config, float] = {}
+        """The lowest rate each candidate failed at in an earlier stage: the next search's ceiling."""
 
     def session(self, config: Config, stack: Stack, round_no: int, rate: float | None = None) -> Session:
         opts = replace(self.options, workers=config.workers, threads=config.threads if stack.server.threaded else None,
@@ -178,10 +180,13 @@ class _Engine:
         fed = begin
         by_label = {c.label: c for c in stage.configs}
         incumbent = next((self.capacity_of[c] for c in stage.configs if c in self.capacity_of), None)
-        first = self.request.start_rate or incumbent or SLO_START_RATE
+        # A new class starts where the app's capacity was under the classes before it: a far
+        # better first guess than SLO_START_RATE, which costs a probe per doubling to climb from.
+        elsewhere = statistics.median(self.capacity_of.values()) if self.capacity_of else None
+        first = self.request.start_rate or incumbent or elsewhere or SLO_START_RATE
         searches = {c: CapacitySearch(slo, start=min(self.capacity_of.get(c, first), SLO_MAX_RATE),
                                       max_rate=SLO_MAX_RATE, resolution=SLO_RESOLUTION, max_probes=SLO_MAX_PROBES,
-                                      confirm_failures=True)
+                                      confirm_failures=True, ceiling=self.failed_at.get(c))
                     for c in stage.configs}
 
         def feed() -> None:
@@ -195,7 +200,7 @@ class _Engine:
                     search.cut(f"{trial.status.value}: {_first_error([trial])}")
                     continue
                 latency, held = _held(trial, slo)
-                search.record_held(latency, held)
+                search.record_held(latency, held, rps_of(trial) if trial.load is not None else None)
             fed = len(self.runner.results)
 
         def sessions(round_no: int) -> list[Session]:
@@ -217,6 +222,8 @@ class _Engine:
             capacities[config] = capacity
             if capacity.rate is not None:
                 self.capacity_of[config] = capacity.rate
+            if capacity.failed_at is not None:
+                self.failed_at[config] = capacity.failed_at
             mine = [t for t in trials if t.spec.label == config.label]
             held = [t for t in mine if _held(t, slo)[1]]
             cut = None
@@ -372,7 +379,10 @@ class _Stages:
     def classes_side_by_side(self) -> None:
         finals = self.finals
         if len(finals) > 1 and all(f.best is not None for f in finals):
-            carried = tuple(c for f in finals for c in (f.best, *f.ties) if c is not None)
+            # Each class's best alone: its ties keep their own stage's figures. Carrying every
+            # tie made this stage as large as all the others when a class's searches were cut
+            # short (every candidate tied), and left it too little budget to resolve any of them.
+            carried = tuple(f.best for f in finals if f.best is not None)
             if self.run(Stage("classes", carried, ()), 0) is None:
                 self.on_note("tune: no budget left to measure the classes' bests side by side: they are ranked by "
                              "their own figures, unpaired")

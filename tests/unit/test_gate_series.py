@@ -37,3 +37,19 @@ def test_where_both_designs_ran_the_page_sets_their_false_alarms_side_by_side(tm
         _gate(tmp_path, "two-run-0us", i, code, "two-run", compare={"changes": [{"rps_change": change}]})
     assert ("- At 0 us: the one-run gate failed 0 of 2, the two-run recipe 2 of 3; the gates' head/base req/s "
             "spanned 0.6% under one run and 12.0% under two.") in section(tmp_path)
+
+
+def test_series_read_in_order_of_their_injected_cost(tmp_path: Path) -> None:
+    for series in ("one-run-20us", "one-run-4us", "one-run-0us", "two-run-0us"):
+        _gate(tmp_path, series, 1, 0, series.split("-run")[0] + "-run", gate={"rows": []})
+    rows = [line.split(" | ")[:2] for line in section(tmp_path).splitlines() if line.startswith("| one-run |")
+            or line.startswith("| two-run |")]
+    assert rows == [["| one-run", "0 us"], ["| one-run", "4 us"], ["| one-run", "20 us"], ["| two-run", "0 us"]]
+
+
+def test_the_injected_cost_is_read_as_a_share_of_the_committed_base_requests() -> None:
+    """The committed 20 us series: its measured share agrees with its head/base CPU per request."""
+    results = Path(__file__).resolve().parents[2] / "docs" / "results"
+    text = section(results)
+    share = text.split("20 us against the base's ")[1].split(")")[0]  # '0.994 ms of CPU per request (2.0%'
+    assert share.endswith("%") and 1.5 <= float(share.rsplit("(", 1)[1].removesuffix("%")) <= 2.5

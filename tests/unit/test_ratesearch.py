@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pywebbench.analyze.ratesearch import search_capacity
+from pywebbench.analyze.ratesearch import Capacity, CapacitySearch, search_capacity
 from pywebbench.errors import UserError
 from pywebbench.plan.slo import Slo, parse_slo
 
@@ -79,3 +79,41 @@ def test_a_failed_probe_is_made_again_and_the_second_decides() -> None:
     for i, probe in enumerate(probes[:-1]):
         if not probe.met and (i == 0 or probes[i - 1].rate != probe.rate):
             assert probes[i + 1].rate == probe.rate
+
+
+def _saturating(capacity: float, flat_out: float, search: CapacitySearch) -> Capacity:
+    """A server whose p99 holds 50 ms up to `capacity` and that completes at most `flat_out`
+    req/s however much it is offered; the search told what each probe completed."""
+    while (rate := search.next_rate) is not None:
+        search.record_held(5.0 if rate <= capacity else 900.0, rate <= capacity, min(rate, flat_out))
+    return search.result()
+
+
+def _probes_to_resolve(completed: bool, ceiling: float | None = None, start: float = 100) -> Capacity:
+    search = CapacitySearch(Slo(99, 50), start=start, max_rate=100_000, resolution=0.05, max_probes=16,
+                            confirm_failures=True, ceiling=ceiling)
+    if completed:
+        return _saturating(3_300.0, 3_600.0, search)
+    while (rate := search.next_rate) is not None:
+        search.record_held(5.0 if rate <= 3_300 else 900.0, rate <= 3_300)
+    return search.result()
+
+
+def test_a_saturated_failure_sends_the_next_probes_below_what_it_completed() -> None:
+    blind, told = _probes_to_resolve(completed=False), _probes_to_resolve(completed=True)
+    for found in (blind, told):
+        assert found.stopped == "resolved" and found.rate is not None and found.failed_at is not None
+        assert found.rate <= 3_300 < found.failed_at and found.failed_at / found.rate - 1 <= 0.05
+    assert len(told.probes) <= len(blind.probes) - 3  # fewer probes to the same resolution
+    # a probe far past what the server completed is not made again to confirm it
+    over = [p for p in told.probes if p.rate > 3_600 / 0.75]
+    assert len(over) == len({p.rate for p in over})
+
+
+def test_a_ceiling_from_an_earlier_stage_caps_the_climb_and_a_wrong_one_is_dropped() -> None:
+    capped = _probes_to_resolve(completed=False, ceiling=3_500.0, start=3_000.0)
+    assert capped.stopped == "resolved" and max(p.rate for p in capped.probes) <= 3_500
+    assert len(capped.probes) <= 5
+    wrong = _probes_to_resolve(completed=False, ceiling=3_100.0, start=2_000.0)  # it holds past 3,100
+    assert wrong.stopped == "resolved" and wrong.rate is not None and wrong.failed_at is not None
+    assert wrong.rate <= 3_300 < wrong.failed_at

@@ -5,6 +5,12 @@ capacity shows its queueing instead of slowing the clients down. The search brac
 capacity by doubling or halving from a first rate, then bisects geometrically until the
 bracket is within `resolution` (a fraction) or the probes run out. `measure(rate)` runs one
 window at that rate and returns the latency at the objective's percentile (None: no answer).
+
+Two things steer the probes without changing what a bracket means (only probes that held or
+failed move its ends): a `ceiling` (a rate that failed before, in an earlier stage) caps the
+doubling, and a probe that failed while completing fewer requests than it was offered (the
+server saturated) says the capacity lies below what it completed, so the next probes go there
+instead of to the geometric middle of a bracket that is still mostly empty.
 """
 
 from __future__ import annotations
@@ -17,6 +23,12 @@ from pywebbench.plan.slo import Slo
 
 MIN_FRACTION = 1 / 64
 """Halving stops this far below the first rate: the app cannot hold the objective at all."""
+SATURATED = 0.95
+"""A failed probe that completed under this share of its offered rate ran the server flat out."""
+PLAINLY_OVER = 0.75
+"""... and under this share it is no spoiled window: it is not made again to confirm it."""
+HINT_MARGIN = 1.05
+"""The capacity is taken to lie below this much of what a saturated probe completed."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +63,7 @@ class CapacitySearch:
     what that probe measured, `cut` ends it early (the budget), `result` is the capacity so far."""
 
     def __init__(self, slo: Slo, *, start: float, max_rate: float, resolution: float = 0.05,
-                 max_probes: int = 12, confirm_failures: bool = False) -> None:
+                 max_probes: int = 12, confirm_failures: bool = False, ceiling: float | None = None) -> None:
         if not (start > 0 and max_rate >= start and resolution > 0 and max_probes >= 1):
             raise ValueError("need 0 < start <= max_rate, resolution > 0 and at least one probe")
         self.slo = slo
@@ -69,6 +81,9 @@ class CapacitySearch:
         """A failed probe is made again at the same rate, and the second decides: one window
         spoiled by a neighbour's burst would otherwise end a search far below the capacity."""
         self._retrying = False
+        self.hint = ceiling if ceiling is not None and ceiling > start else None
+        """Where the capacity is expected to end (a rate that failed before, or what a
+        saturated probe completed): probes aim below it; a probe that holds past it drops it."""
 
     @property
     def next_rate(self) -> float | None:
@@ -85,14 +100,22 @@ class CapacitySearch:
             raise ValueError("the search has finished")
         self.record_held(latency_ms, self.slo.met(latency_ms))
 
-    def record_held(self, latency_ms: float | None, held: bool) -> None:
+    def record_held(self, latency_ms: float | None, held: bool, completed: float | None = None) -> None:
         """As `record`, with the verdict decided by the caller (a window that erred or fell short
-        of its rate did not hold, whatever its latency)."""
+        of its rate did not hold, whatever its latency); `completed`: the req/s the window served."""
         if self.stopped is not None:
             raise ValueError("the search has finished")
         rate = self._next
         self.probes.append(Probe(rate, latency_ms, held))
-        if self.confirm_failures and not held and not self._retrying and len(self.probes) < self.max_probes:
+        saturated = not held and completed is not None and completed < SATURATED * rate
+        if saturated:
+            assert completed is not None
+            self.hint = min(self.hint or math.inf, completed * HINT_MARGIN)
+        if held and self.hint is not None and rate >= self.hint:
+            self.hint = None  # it held where it was expected to fail: the guess was wrong
+        plainly_over = completed is not None and completed < PLAINLY_OVER * rate
+        if (self.confirm_failures and not held and not self._retrying and not plainly_over
+                and len(self.probes) < self.max_probes):
             self._retrying = True  # same rate again; the next probe's verdict is the one used
             return
         self._retrying = False
@@ -108,7 +131,7 @@ class CapacitySearch:
                 if rate >= self.max_rate:
                     self.stopped = "max-rate"
                 else:
-                    self._bracket_next(min(rate * 2, self.max_rate))
+                    self._bracket_next(min(self._toward_hint(rate, rate * 2), self.max_rate))
                 return
         else:
             # ... and halve while it does not
@@ -117,7 +140,8 @@ class CapacitySearch:
                 if rate <= self.start * MIN_FRACTION:
                     self.stopped = "floor"
                 else:
-                    self._bracket_next(rate / 2)
+                    # Halve, or go straight to what a saturated probe completed if that is lower.
+                    self._bracket_next(min(rate / 2, self.hint) if self.hint is not None else rate / 2)
                 return
         self._bisecting = True
         assert self.low is not None and self.high is not None
@@ -126,7 +150,17 @@ class CapacitySearch:
         elif len(self.probes) >= self.max_probes:
             self.stopped = "probes"
         else:
-            self._next = math.sqrt(self.low * self.high)  # bisect the bracket geometrically
+            self._next = self._toward_hint(self.low, math.sqrt(self.low * self.high))  # bisect geometrically
+
+    def _toward_hint(self, low: float, otherwise: float) -> float:
+        """The next rate above `low`: `otherwise`, unless a hint says the capacity ends sooner,
+        then the middle of [low, hint], or just past low when that span is within the resolution
+        (a probe there that fails closes the bracket)."""
+        if self.hint is None or self.hint >= otherwise:
+            return otherwise
+        if self.hint / low - 1 > self.resolution:
+            return math.sqrt(low * self.hint)
+        return low * (1 + self.resolution * 0.9)
 
     def _bracket_next(self, rate: float) -> None:
         if len(self.probes) >= self.max_probes:

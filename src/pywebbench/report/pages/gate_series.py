@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pywebbench.results.store import load_results
+
 
 @dataclass(frozen=True)
 class Gate:
@@ -58,7 +60,7 @@ def _spread(values: list[float]) -> str:
 
 def section(results: Path) -> str:
     root = results / "ci-gate"
-    folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    folders = sorted((p for p in root.iterdir() if p.is_dir()), key=_order) if root.is_dir() else []
     if not folders:
         return "No gate series committed yet (`scripts/ci-gate-series`).\n"
     lines = ["| design | head's extra CPU | gates | failed (exit 1) | finished otherwise | head/base req/s, median (range) "
@@ -72,7 +74,46 @@ def section(results: Path) -> str:
         lines.append(f"| {design} | {spin.removesuffix('us')} us | {len(gates)} | {failed} | {other} | "
                      f"{_spread([g.rps for g in gates if g.rps is not None])} | "
                      f"{_spread([g.cpu for g in gates if g.cpu is not None])} |")
-    return "\n".join(lines) + "\n" + _one_beside_two(series)
+    return "\n".join(lines) + "\n" + _one_beside_two(series) + _cost_shares(folders)
+
+
+def _order(folder: Path) -> tuple[str, float]:
+    """By design, then by injected cost as a number (4 us before 10 us)."""
+    design, _, spin = folder.name.rpartition("-")
+    try:
+        return design, float(spin.removesuffix("us"))
+    except ValueError:
+        return design, float("inf")
+
+
+def base_cpu_ms(folder: Path) -> float | None:
+    """The base's CPU per request over a one-run series' windows (ms): what the fixed-time
+    injected cost is a share of, which differs with the machine the series ran on."""
+    shares = []
+    for run in folder.iterdir():
+        if not (run / "results.jsonl").exists():
+            continue
+        for trial in load_results(run).trials:
+            usage = trial.usage("app")
+            if "#base-" in trial.spec.trial_id and usage is not None and trial.load is not None and trial.load.requests:
+                shares.append(1000 * usage.cpu_s / trial.load.requests)
+    return statistics.median(shares) if shares else None
+
+
+def _cost_shares(folders: list[Path]) -> str:
+    """Why the same microseconds are a different share in different series."""
+    said = []
+    for folder in folders:
+        design, _, spin = folder.name.rpartition("-")
+        base = base_cpu_ms(folder) if design == "one-run" else None
+        if base is not None and spin != "0us":
+            said.append(f"{spin.removesuffix('us')} us against the base's {base:.3f} ms of CPU per request "
+                        f"({float(spin.removesuffix('us')) / 1000 / base:.1%})")
+    if not said:
+        return ""
+    return ("\nThe injected cost is a fixed time per request, so its share of a request depends on the machine "
+            "the series ran on (the VM is not the same from one session to the next): " + "; ".join(said)
+            + ". The head/base CPU per request column is its size as measured.\n")
 
 
 def _one_beside_two(series: dict[tuple[str, str], list[Gate]]) -> str:
