@@ -47,3 +47,20 @@ def test_a_run_shows_each_class_best_the_deploy_line_and_each_difference(tmp_pat
     assert "(open loop, vegeta)" in text
     assert "- app:granian-wsgi answers GET /get differently from app:gunicorn-sync: headers.X: 'a' != 'b'" in text
     assert "Not run yet: `scripts/real-apps datasette`." in text
+
+
+def test_the_committed_runs_each_answer_per_class_with_no_false_difference() -> None:
+    results = Path(__file__).resolve().parents[2] / "docs" / "results"
+    text = real_apps.render(results)
+    for name, _ in real_apps.APPS:
+        assert f"Not run yet: `scripts/real-apps {name}`" not in text
+        row = next(line for line in text.splitlines() if line.startswith(f"| {name} |"))
+        assert row.split(" | ")[3] == "0"  # no "answers differently" line printed
+    assert text.count("no server answered differently") == 3
+
+
+def test_a_bracket_says_why_it_has_no_upper_end() -> None:
+    from pywebbench.report.tuning import capacity_bracket
+    assert capacity_bracket((283.04, 295.57), "resolved") == "[283, 296)"
+    assert capacity_bracket(None, "max-rate") == "beyond the search's top"
+    assert capacity_bracket(None, "budget") == "no probe failed before the search was cut"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -40,10 +41,16 @@ def _objective(tuning: Tuning, row: Ranked) -> tuple[str, str]:
     if m.value is None:
         return "-", "-"
     if tuning.capacity:
-        bracket = f"[{m.interval[0]:,.0f}, {m.interval[1]:,.0f})" if m.interval else "beyond the search's top"
-        return f"{m.value:,.0f} {unit}", bracket
+        return f"{m.value:,.0f} {unit}", capacity_bracket(m.interval, m.capacity.stopped if m.capacity else None)
     interval = f"[{m.interval[0]:,.0f}, {m.interval[1]:,.0f}]" if m.interval else "-"
     return f"{m.value:,.0f} {unit}", interval
+
+
+def capacity_bracket(interval: Sequence[float] | None, stopped: str | None) -> str:
+    """A capacity search's bracket: [held, failed), or why it has no upper end."""
+    if interval:
+        return f"[{interval[0]:,.0f}, {interval[1]:,.0f})"
+    return "beyond the search's top" if stopped == "max-rate" else "no probe failed before the search was cut"
 
 
 def _vs_best(tuning: Tuning, row: Ranked) -> str:

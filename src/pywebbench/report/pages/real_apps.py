@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pywebbench.report.tuning import capacity_bracket
 from pywebbench.results.store import load_results
 
 FOLDER = "real-apps"
@@ -135,11 +136,11 @@ def _classes(run: dict[str, Any]) -> str:
         if key in seen:
             continue
         seen.add(key)
-        low, high = measured["interval"]
+        bracket = capacity_bracket(measured["interval"], (measured.get("capacity") or {}).get("stopped"))
         cpu = measured.get("cpu_ms_per_req")
         rss = measured.get("rss_mb")
         lines.append(f"| {entry['rank']} | {key[0]} | {key[1]} | {config.get('workers', 1)} x "
-                     f"{config.get('threads', 1)} | {measured['value']:,.0f} req/s | [{low:,.0f}, {high:,.0f}) | "
+                     f"{config.get('threads', 1)} | {measured['value']:,.0f} req/s | {bracket} | "
                      f"{'' if cpu is None else f'{cpu:.3f}'} | {'' if rss is None else f'{rss:.0f}'} | "
                      f"{'=1' if entry['tied'] else ''} |")
     return (f"The best of each class ({len(tuning['ranked'])} configurations measured; the whole table, "
