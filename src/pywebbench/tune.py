@@ -200,7 +200,7 @@ class _Engine:
                     search.cut(f"{trial.status.value}: {_first_error([trial])}")
                     continue
                 latency, held = _held(trial, slo)
-                search.record_held(latency, held, rps_of(trial) if trial.load is not None else None)
+                search.record_held(latency, held, rps_of(trial))
             fed = len(self.runner.results)
 
         def sessions(round_no: int) -> list[Session]:

@@ -107,9 +107,7 @@ class CapacitySearch:
             raise ValueError("the search has finished")
         rate = self._next
         self.probes.append(Probe(rate, latency_ms, held))
-        saturated = not held and completed is not None and completed < SATURATED * rate
-        if saturated:
-            assert completed is not None
+        if not held and completed is not None and completed < SATURATED * rate:  # ran flat out
             self.hint = min(self.hint or math.inf, completed * HINT_MARGIN)
         if held and self.hint is not None and rate >= self.hint:
             self.hint = None  # it held where it was expected to fail: the guess was wrong

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pywebbench.analyze.pairing import cpu_per_request
 from pywebbench.results.store import load_results
 
 
@@ -67,21 +68,27 @@ def section(results: Path) -> str:
              "| head/base CPU per request |", "|---|---|---|---|---|---|---|"]
     series: dict[tuple[str, str], list[Gate]] = {}
     for folder in folders:
-        design, _, spin = folder.name.rpartition("-")
-        gates = series[(design, spin.removesuffix("us"))] = load_series(folder)
+        design, spin = _series(folder)
+        gates = series[(design, spin)] = load_series(folder)
         failed = _failed(gates)
         other = sum(g.exit not in (0, 1) for g in gates)
-        lines.append(f"| {design} | {spin.removesuffix('us')} us | {len(gates)} | {failed} | {other} | "
+        lines.append(f"| {design} | {spin} us | {len(gates)} | {failed} | {other} | "
                      f"{_spread([g.rps for g in gates if g.rps is not None])} | "
                      f"{_spread([g.cpu for g in gates if g.cpu is not None])} |")
     return "\n".join(lines) + "\n" + _one_beside_two(series) + _cost_shares(folders)
 
 
+def _series(folder: Path) -> tuple[str, str]:
+    """'one-run-20us' -> ('one-run', '20'): the design and the injected microseconds."""
+    design, _, spin = folder.name.rpartition("-")
+    return design, spin.removesuffix("us")
+
+
 def _order(folder: Path) -> tuple[str, float]:
     """By design, then by injected cost as a number (4 us before 10 us)."""
-    design, _, spin = folder.name.rpartition("-")
+    design, spin = _series(folder)
     try:
-        return design, float(spin.removesuffix("us"))
+        return design, float(spin)
     except ValueError:
         return design, float("inf")
 
@@ -94,9 +101,9 @@ def base_cpu_ms(folder: Path) -> float | None:
         if not (run / "results.jsonl").exists():
             continue
         for trial in load_results(run).trials:
-            usage = trial.usage("app")
-            if "#base-" in trial.spec.trial_id and usage is not None and trial.load is not None and trial.load.requests:
-                shares.append(1000 * usage.cpu_s / trial.load.requests)
+            seconds = cpu_per_request(trial) if "#base-" in trial.spec.trial_id else None
+            if seconds is not None:
+                shares.append(1000 * seconds)
     return statistics.median(shares) if shares else None
 
 
@@ -104,11 +111,11 @@ def _cost_shares(folders: list[Path]) -> str:
     """Why the same microseconds are a different share in different series."""
     said = []
     for folder in folders:
-        design, _, spin = folder.name.rpartition("-")
+        design, spin = _series(folder)
         base = base_cpu_ms(folder) if design == "one-run" else None
-        if base is not None and spin != "0us":
-            said.append(f"{spin.removesuffix('us')} us against the base's {base:.3f} ms of CPU per request "
-                        f"({float(spin.removesuffix('us')) / 1000 / base:.1%})")
+        if base is not None and spin != "0":
+            said.append(f"{spin} us against the base's {base:.3f} ms of CPU per request "
+                        f"({float(spin) / 1000 / base:.1%})")
     if not said:
         return ""
     return ("\nThe injected cost is a fixed time per request, so its share of a request depends on the machine "

@@ -170,10 +170,9 @@ def _checks(run: dict[str, Any]) -> str:
     """What the answer check said: each difference it reported, or that there was none."""
     found = _differences(run)
     if not found:
-        said = ("Before any load each request was sent to every server and the answers compared (JSON by "
+        ignored = _app(run).get("ignore_fields", [])
+        return ("Before any load each request was sent to every server and the answers compared (JSON by "
                 "structure, each server's own host:port left out"
-                + (f", and {', '.join(f'`{f}`' for f in _app(run).get('ignore_fields', []))}"
-                   if _app(run).get("ignore_fields") else "")
-                + "): no server answered differently.")
-        return said + "\n"
+                + (f", and {', '.join(f'`{f}`' for f in ignored)}" if ignored else "")
+                + "): no server answered differently.\n")
     return "The answer check reported:\n\n" + "\n".join(f"- {line.strip()}" for line in found) + "\n"
