@@ -210,7 +210,7 @@ class _Engine:
 
         outcome = self.rounds.run(RoundPlan(
             sessions=sessions, first_round=self.next_round, min_rounds=SLO_MAX_PROBES, max_rounds=SLO_MAX_PROBES,
-            too_wide=None, budget=budget, baseline=""))
+            too_wide=None, budget=budget, baseline="", ratios=False))
         self.next_round += outcome.rounds
         feed()
         trials = self.runner.results[begin:]

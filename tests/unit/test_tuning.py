@@ -160,6 +160,37 @@ def test_ties_are_the_paired_interval_holding_one_and_they_are_carried() -> None
     assert ranked[1].vs_best is not None and ranked[1].vs_best.low <= 1.0 <= ranked[1].vs_best.high
 
 
+def _capacity_ladder(capacities: dict[int, Capacity], cut: set[int] = frozenset()) -> tuple[ClassSearch, StageOutcome]:
+    """A sync class on 4 CPUs whose workers ladder measured `capacities` (workers: capacity);
+    the searches of `cut` were stopped by the budget."""
+    search = ClassSearch(SYNC, bounds_for(4, ROOMY, 8))
+    stage = search.first()
+    figures = {c: Figures(5, cut_short="search stopped (budget)" if c.workers in cut else None)
+               for c in stage.configs}
+    return search, decide_capacity(stage, {c: capacities[c.workers] for c in stage.configs}, figures)
+
+
+def test_no_refinement_around_an_incumbent_whose_own_search_was_cut_short() -> None:
+    resolved = {w: Capacity(100.0 * w, 105.0 * w, (), "resolved") for w in (1, 2, 4, 9)}
+    search, outcome = _capacity_ladder(resolved)
+    assert search.next(outcome) is not None  # resolved: midpoints around the best are worth a stage
+    cut = {**resolved, 9: Capacity(900.0, None, (), "budget")}
+    search, outcome = _capacity_ladder(cut, cut={9})
+    assert outcome.best is not None and outcome.best.workers == 9
+    assert search.next(outcome) is None  # the budget could not resolve 9 workers: no stage splits it further
+
+
+def test_a_stage_carries_at_most_two_ties_the_best_measured_first() -> None:
+    open_ended = {w: Capacity(100.0 + w, None, (), "budget") for w in (1, 2, 4, 9)}  # every bracket open: all tied
+    resolved_best = {**open_ended, 4: Capacity(200.0, 210.0, (), "resolved")}
+    search, outcome = _capacity_ladder(resolved_best, cut={1, 2, 9})
+    assert {m.config.workers for m in outcome.rows if m.tied} == {1, 2, 4, 9}
+    refine = search.next(outcome)
+    assert refine is not None
+    carried = [c.workers for c in refine.configs if c not in refine.new]
+    assert carried == [4, 9, 2]  # the incumbent, then the two ties measured highest
+
+
 def test_a_candidate_out_of_an_early_stage_is_ranked_through_the_incumbent() -> None:
     outcomes, _ = _search(SYNC, 4, _surface(5))
     ranked = rank(outcomes)

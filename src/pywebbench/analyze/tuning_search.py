@@ -28,6 +28,8 @@ MEMORY_SHARE = 0.5
 """Of the memory available at the start, the share the candidates live at once may use."""
 PRIOR_MB_PER_PROCESS = 60.0
 """A Python server process's resident size before any is measured (a Flask worker is ~30 MiB)."""
+MAX_CARRIED_TIES = 2
+"""Ties carried into a stage beside its incumbent, the best-measured first."""
 MAX_REFINE_STAGES = 3
 
 
@@ -205,7 +207,11 @@ class ClassSearch:
             self.max_workers = min(self.max_workers,
                                    bounds_for(self.bounds.cpus, self.bounds.available_mb, live,
                                               mb_per_process).max_workers)
-        carry = (best, *outcome.ties)
+        # Each carried candidate splits the stage's windows; ties left behind keep their own
+        # stage's figures in the ranking, as the classes stage's do.
+        ties = sorted((m for m in outcome.rows if m.tied and m.config != best and m.value is not None),
+                      key=lambda m: -(m.value or 0.0))
+        carry = (best, *(m.config for m in ties[:MAX_CARRIED_TIES]))
         if not self._threads_done:
             self._threads_done = True
             threads = tuple(self.space.config(best.workers, t) for t in ladder(self.bounds.max_threads))
@@ -213,6 +219,10 @@ class ClassSearch:
             if stage.new:
                 return stage
         if self.refines >= MAX_REFINE_STAGES:
+            return None
+        if any(m.config == best and m.cut_short is not None for m in outcome.rows):
+            # The incumbent's own figure was cut short (its capacity search stopped by the
+            # budget): midpoints around it would split a budget that could not resolve it.
             return None
         at_threads = {c.workers for c in self.measured if c.threads == best.threads}
         at_workers = {c.threads for c in self.measured if c.workers == best.workers}

@@ -53,6 +53,9 @@ class RoundPlan:
     """Stacks a launch starts besides the baseline, cycling through blocks (None: every one)."""
     answered: str = "precision"
     """The stop reason once too_wide finds nothing open: precision, or placed (the ranking rule)."""
+    ratios: bool = True
+    """Whether the set's answer is ratio intervals (False: capacity searches, which need none,
+    so the pace note about launches would be noise)."""
 
 
 @dataclass(frozen=True)

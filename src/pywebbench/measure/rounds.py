@@ -202,7 +202,7 @@ class Rounds:
         per_round = _median(self._round_seconds) + _median(self._launch_seconds) / max(1, self.rounds_per_launch)
         rounds = min(int(left // max(per_round, 1e-6)), max(0, plan.max_rounds - done))
         self.runner.expect_only(rounds * _windows_recorded(sessions, self.method))
-        if len(self._round_seconds) == 1 and plan.block is None:
+        if len(self._round_seconds) == 1 and plan.block is None and plan.ratios:
             self._say_the_pace(done + rounds, len(sessions) - 1)
 
     def _say_the_pace(self, rounds: int, ratios: int) -> None:
