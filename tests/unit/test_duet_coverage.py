@@ -54,3 +54,26 @@ def test_the_method_page_renders_the_block_cells_and_says_before_they_exist(tmp_
     text = blocks_section(tmp_path)
     assert "| catalog, a side 4.0% | 127, blocks of 15 | 95.0% ±5% | 96.0% ±5% |" in text
     assert "2 of 2 cells cover between 93% and 97%" in text
+
+
+def test_the_clustered_standard_error_counts_a_run_once_not_each_of_its_ratios() -> None:
+    from pywebbench.analyze.duet_coverage import clustered_se
+    counts = np.full(400, 25.0)
+    independent = np.random.default_rng(3).binomial(25, 0.95, 400).astype(float)
+    together = np.where(np.random.default_rng(4).random(400) < 0.95, 25.0, 0.0)  # a run covers all or none
+    binomial = (0.95 * 0.05 / counts.sum()) ** 0.5
+    se_independent, se_together = clustered_se(independent, counts), clustered_se(together, counts)
+    assert se_independent is not None and se_together is not None
+    assert 0.8 * binomial < se_independent < 1.2 * binomial
+    assert se_together > 4 * binomial  # about sqrt(25) times: 400 draws, not 10,000
+    assert clustered_se(np.array([1.0]), np.array([1.0])) is None
+
+
+def test_a_cell_adds_runs_until_its_coverage_is_known_to_its_target() -> None:
+    from pywebbench.analyze.duet_coverage import MAX_RATIOS, TARGET_SE
+    shape = Shape(2, 2, 26)  # 25 ratios sharing a baseline: the first batch of 200 runs is far from enough
+    first = simulate_cell(shape, runs=200, seed=1)
+    assert first.se is not None and first.se > TARGET_SE
+    cell = simulate_cell(shape, seed=1)
+    assert cell.runs > 200 and cell.runs % 200 == 0
+    assert cell.se is not None and (cell.se <= TARGET_SE or cell.runs * 25 >= MAX_RATIOS)

@@ -149,11 +149,24 @@ def test_when_the_first_round_s_pace_buys_no_interval_the_run_says_what_would(tm
     notes: list[str] = []
     rounds = Rounds(_Setup(tmp_path).runner, method="duet", rounds_per_launch=2, seed=3, on_note=notes.append)
     rounds._round_seconds, rounds._launch_seconds = [600.0], [120.0]
-    rounds._say_the_pace(6, 25)  # three launches of two rounds: a table of 25 ratios needs two
+    rounds._say_the_pace(6, 25, 3000.0)  # three launches of two rounds: a table of 25 ratios needs two
     assert notes == []
-    rounds._say_the_pace(2, 25)
+    rounds._say_the_pace(2, 25, 650.0)  # not even one more round and launch: 720 s
     assert len(notes) == 1 and "buys about 2 round(s) in 1 launch(es): no ratio interval (it needs 2" in notes[0]
     assert "a budget of about 24 min from the start buys 2 launches of one round" in notes[0]
+    assert rounds.rounds_per_launch == 2
+
+
+def test_when_one_round_per_launch_buys_an_interval_the_rounds_relaunch_each_round(tmp_path: Path) -> None:
+    # Seed 003's duet under 30 minutes: 701 s a round, 133 s a launch, 880 s left after the
+    # first round. Two rounds in one launch give no interval; a second launch of one round does.
+    notes: list[str] = []
+    rounds = Rounds(_Setup(tmp_path).runner, method="duet", rounds_per_launch=2, seed=3, on_note=notes.append)
+    rounds._round_seconds, rounds._launch_seconds = [701.0], [133.0]
+    rounds._say_the_pace(2, 25, 880.0)
+    assert rounds.rounds_per_launch == 1
+    assert len(notes) == 1 and notes[0].endswith("an interval needs 2 launches: one round per launch from now on "
+                                                 "(2 launches)"), notes
 
 
 @pytest.mark.serial  # looks for leftovers machine-wide: a parallel worker's servers would count

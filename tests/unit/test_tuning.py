@@ -191,6 +191,17 @@ def test_a_stage_carries_at_most_two_ties_the_best_measured_first() -> None:
     assert carried == [4, 9, 2]  # the incumbent, then the two ties measured highest
 
 
+def test_ties_whose_own_search_was_cut_are_said_apart_from_the_deploy_lines() -> None:
+    open_ended = {w: Capacity(100.0 + w, None, (), "budget") for w in (1, 2, 4, 9)}
+    _, outcome = _capacity_ladder({**open_ended, 4: Capacity(200.0, 210.0, (), "resolved")}, cut={1, 2, 9})
+    ranked = rank([outcome])
+    assert ranked[0].config.workers == 4 and all(r.tied for r in ranked)
+    tuning = Tuning("p99<100ms", "hello", (), ranked, (), deploy=(("flask:gunicorn-sync#w4t1", "gunicorn -w 4"),))
+    text = render_tuning_markdown(tuning)
+    assert "not offered to deploy: 3 tied configuration(s) whose own measuring was cut short" in text
+    assert "Deploy the best:" in text
+
+
 def test_a_candidate_out_of_an_early_stage_is_ranked_through_the_incumbent() -> None:
     outcomes, _ = _search(SYNC, 4, _surface(5))
     ranked = rank(outcomes)

@@ -68,6 +68,9 @@ class Cell:
     """Ratios that got none (the table says why instead)."""
     median_half_width: float | None
     """Median half-width of the intervals, relative (0.05 = +-5%)."""
+    se: float | None = None
+    """The coverage's own standard error, runs as clusters (a run's ratios share its baseline,
+    so they are not independent draws); None where it was not computed."""
 
     @property
     def coverage(self) -> float | None:

@@ -131,19 +131,59 @@ def simulate_block_run(shape: Shape, block: int, noise: DuetNoise,
     return logs, truth.mu[1:] - truth.mu[0]
 
 
+TARGET_SE = 0.004
+"""A cell adds runs until its coverage's own standard error is this small (or MAX_RATIOS is
+reached): at 0.4% a cell whose true coverage is 95% reads outside 93-97% about once in 500."""
+MAX_RATIOS = 60_000
+"""The most simulated ratios a cell spends reaching TARGET_SE (runs x (stacks - 1))."""
+
+
+def clustered_se(covered: _Array, counts: _Array) -> float | None:
+    """The standard error of sum(covered) / sum(counts) with each run a cluster (the ratio
+    estimator's linearised variance): a run's ratios share its baseline's noise."""
+    runs = int(np.count_nonzero(counts))
+    total = float(counts.sum())
+    if runs < 2 or total == 0:
+        return None
+    share = float(covered.sum()) / total
+    residual = covered - share * counts
+    return math.sqrt(runs / (runs - 1) * float((residual ** 2).sum())) / total
+
+
 def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | None = None, seed: int = 0,
                   confidence: float = 0.95, block: int | None = None) -> Cell:
     """How often the duet intervals of simulated runs of this shape (in launch blocks of at most
-    `block` stacks and the baseline, if given) cover their truth."""
-    # A run's ratios share its baseline, so they are far from independent draws: enough runs
-    # per cell that the coverage's own error stays near a point (about 1.5% at 200 runs).
-    count = runs if runs is not None else max(200, math.ceil(4000 / (shape.stacks - 1)))
+    `block` stacks and the baseline, if given) cover their truth. Without `runs`, batches of runs
+    are added until the coverage's clustered standard error reaches TARGET_SE (or MAX_RATIOS)."""
+    batch = runs if runs is not None else max(200, math.ceil(4000 / (shape.stacks - 1)))
+    most = batch if runs is not None else max(batch, MAX_RATIOS // (shape.stacks - 1))
     rng = np.random.default_rng(seed)
-    made = [simulate_run(shape, noise, rng) if block is None else simulate_block_run(shape, block, noise, rng)
-            for _ in range(count)]
+    per_run: list[tuple[int, int]] = []
+    halves: list[float] = []
+    without = 0
+    se: float | None = None
+    while len(per_run) < most and (se is None or se > TARGET_SE or runs is not None):
+        made = [simulate_run(shape, noise, rng) if block is None else simulate_block_run(shape, block, noise, rng)
+                for _ in range(min(batch, most - len(per_run)))]
+        counts, hits, widths, lacking = _cover(shape, made, confidence)
+        per_run.extend(zip(counts, hits, strict=True))
+        halves.extend(widths)
+        without += lacking
+        se = clustered_se(np.array([h for _, h in per_run], float), np.array([c for c, _ in per_run], float))
+        if runs is not None:
+            break
+    intervals, covered = sum(c for c, _ in per_run), sum(h for _, h in per_run)
+    return Cell(shape, len(per_run), intervals, covered, without,
+                float(np.median(halves)) if halves else None, se)
+
+
+def _cover(shape: Shape, made: list[tuple[_Array, _Array]],
+           confidence: float) -> tuple[list[int], list[int], list[float], int]:
+    """Per run, its intervals and how many covered the truth; every interval's relative
+    half-width; and the ratios that got none."""
     logs, truth = np.stack([m[0] for m in made]), np.stack([m[1] for m in made])
     bounds, _, _ = moderated_intervals(logs, confidence)
-    intervals = covered = 0
+    counts, hits = [0] * len(made), [0] * len(made)
     halves: list[float] = []
     for index in zip(*np.nonzero(np.isfinite(bounds.half)), strict=True):
         centre, half = float(bounds.centre[index]), float(bounds.half[index])
@@ -152,11 +192,11 @@ def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | N
         widened = with_duet_term(own)  # as the report widens every duet interval
         assert widened is not None
         wide = math.log(widened.high) - centre
-        intervals += 1
-        covered += abs(centre - float(truth[index])) <= wide
+        run = int(index[0])
+        counts[run] += 1
+        hits[run] += abs(centre - float(truth[index])) <= wide
         halves.append(math.expm1(wide))
-    return Cell(shape, count, intervals, covered, int(truth.size) - intervals,
-                float(np.median(halves)) if halves else None)
+    return counts, hits, halves, int(truth.size) - sum(counts)
 
 
 GRID_LAUNCHES = (2, 3, 4, 6)
@@ -172,7 +212,7 @@ def grid_record(noise: DuetNoise = DuetNoise(), *, seed: int = 0) -> dict[str, o
         "schema": 1, "seed": seed, "noise": asdict(noise), "confidence": 0.95, "design": "plan/duet_design.py",
         "cells": [{"launches": c.shape.launches, "rounds": c.shape.rounds, "stacks": c.shape.stacks,
                    "runs": c.runs, "intervals": c.intervals, "covered": c.covered, "without": c.without,
-                   "median_half_width": c.median_half_width} for c in cells],
+                   "median_half_width": c.median_half_width, "se": c.se} for c in cells],
     }
 
 
@@ -199,7 +239,7 @@ def blocks_record(noise: DuetNoise | None = None, *, seed: int = 0) -> dict[str,
         "design": "plan/duet_design.py",
         "cells": [{"noise": name, "launches": c.shape.launches, "rounds": c.shape.rounds, "stacks": c.shape.stacks,
                    "block": b, "runs": c.runs, "intervals": c.intervals, "covered": c.covered, "without": c.without,
-                   "median_half_width": c.median_half_width} for name, c, b in cells],
+                   "median_half_width": c.median_half_width, "se": c.se} for name, c, b in cells],
     }
 
 

@@ -203,16 +203,26 @@ class Rounds:
         rounds = min(int(left // max(per_round, 1e-6)), max(0, plan.max_rounds - done))
         self.runner.expect_only(rounds * _windows_recorded(sessions, self.method))
         if len(self._round_seconds) == 1 and plan.block is None and plan.ratios:
-            self._say_the_pace(done + rounds, len(sessions) - 1)
+            self._say_the_pace(done + rounds, len(sessions) - 1, left)
 
-    def _say_the_pace(self, rounds: int, ratios: int) -> None:
+    def _say_the_pace(self, rounds: int, ratios: int, left: float) -> None:
         """After the first round, when its pace buys no interval (the plan line's estimate cannot
-        know a workload's drain): what the budget buys, and what would buy an interval."""
+        know a workload's drain): one round per launch from now on if that buys the launches an
+        interval needs, else what the budget buys and what would buy an interval."""
         launches = math.ceil(rounds / max(1, self.rounds_per_launch))
         needed = launches_needed(ratios)
         if launches >= needed:
             return
         round_s, launch_s = _median(self._round_seconds), _median(self._launch_seconds)
+        relaunching = 1 + int(left // max(round_s + launch_s, 1e-6))  # this launch, then one a round
+        if self.rounds_per_launch > 1 and relaunching >= needed:
+            # Rounds within a launch share its launch effect: under a budget that buys few
+            # rounds, the launches are what an interval is made of.
+            self.rounds_per_launch = 1
+            self.on_note(f"at the first round's pace ({round_s:.0f} s a round, {launch_s:.0f} s a launch) the budget "
+                         f"buys about {rounds} round(s) in {launches} launch(es), and an interval needs {needed} "
+                         f"launches: one round per launch from now on ({relaunching} launches)")
+            return
         enough = math.ceil(needed * (launch_s + round_s) / 60)
         self.on_note(f"at the first round's pace ({round_s:.0f} s a round, {launch_s:.0f} s a launch) the budget buys "
                      f"about {rounds} round(s) in {launches} launch(es): no ratio interval (it needs {needed} "

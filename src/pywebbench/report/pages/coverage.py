@@ -85,7 +85,17 @@ only a run of them can show by how much (the catalog's run: [catalog.md](catalog
 {chr(10).join(lines)}
 
 {inside} of {len(rated)} cells cover between {LOW:.0%} and {HIGH:.0%} (lowest {min(rated):.1%},
-highest {max(rated):.1%})."""
+highest {max(rated):.1%}).{_standard_errors(cells)}"""
+
+
+def _standard_errors(cells: list[dict[str, Any]]) -> str:
+    """What the cells' coverage figures are worth as estimates (records before schema 1's "se" say nothing)."""
+    errors = [c["se"] for c in cells if c.get("se") is not None]
+    if not errors:
+        return ""
+    return (f" A cell's coverage is itself an estimate: its standard error, each run counted as one cluster (a run's"
+            f" ratios share its baseline), is {min(errors):.2%}-{max(errors):.2%} here; cells add runs until it is"
+            " at most 0.4% or they have simulated 60,000 ratios (`analyze/duet_coverage.py`).")
 
 
 def blocks_section(results: Path) -> str:
