@@ -304,8 +304,8 @@ def test_a_new_seed_run_makes_its_page_and_the_table_stale(tmp_path: Path) -> No
     assert stale(tmp_path) == []
     write_run(tmp_path / "results", "seed003", [Point("flask:gunicorn-sync", "hello", 2000),
                                                 Point("flask:gunicorn-meinheld", "hello", 6000)])
-    # method.md re-derives seed 003's committed windows, so a new seed 003 run changes it too
-    assert stale(tmp_path) == [tmp_path / "method.md", tmp_path / "seeds.md", tmp_path / "seed-003.md"]
+    # method.md re-derives the 2026-11-24 run kept apart (seeds/seed003-2026-11-24): a new run leaves it
+    assert stale(tmp_path) == [tmp_path / "seeds.md", tmp_path / "seed-003.md"]
 
 
 def test_a_torn_seed_results_file_is_named_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -321,7 +321,7 @@ def test_a_torn_seed_results_file_is_named_in_one_line(tmp_path: Path, capsys: p
 
 def test_a_run_made_before_windows_waited_for_their_settle_says_how_low_its_long_queues_read() -> None:
     from pywebbench.report.pages.seeds.common import SETTLE_DRAINED_SINCE, settle_backlog_note
-    results = load_results(Path(__file__).resolve().parents[2] / "docs" / "results" / "seeds" / "seed003")
+    results = load_results(Path(__file__).resolve().parents[2] / "docs" / "results" / "seeds" / "seed003-2026-11-24")
     note = settle_backlog_note(results)
     # 200 connections over 10 s windows: 20 req/s of a CPU-bound endpoint's ~30-50; hello's thousands lose 0.1-0.4%.
     assert note is not None and "on `cpu` by about" in note and "`hello`" not in note
