@@ -13,6 +13,9 @@ def test_cpu_list_syntax() -> None:
         parse_cpu_list("2-1")
     with pytest.raises(UserError):
         parse_cpu_list("a")
+    assert len(parse_cpu_list("0-4095")) == 4096
+    with pytest.raises(UserError, match="CPUs 0-4095"):
+        parse_cpu_list("0-999999999")  # a typo refused at once, not a billion-entry set
 
 
 def test_default_split_is_disjoint_from_two_cpus() -> None:

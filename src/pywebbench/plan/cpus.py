@@ -19,6 +19,10 @@ class CpuSplit:
         return not set(self.stack) & set(self.loadgen)
 
 
+MAX_CPUS = 4096
+"""Linux's CPU numbers on any machine this runs on are below this (its NR_CPUS default)."""
+
+
 def parse_cpu_list(text: str) -> tuple[int, ...]:
     """'0-2,5' -> (0, 1, 2, 5), the syntax taskset and cpusets use."""
     cpus: set[int] = set()
@@ -27,15 +31,12 @@ def parse_cpu_list(text: str) -> tuple[int, ...]:
             part = part.strip()
             if not part:
                 continue
-            if "-" in part:
-                low, high = (int(x) for x in part.split("-", 1))
-                if high < low:
-                    raise ValueError
-                cpus.update(range(low, high + 1))
-            else:
-                cpus.add(int(part))
+            low, high = (int(x) for x in part.split("-", 1)) if "-" in part else (int(part), int(part))
+            if not 0 <= low <= high < MAX_CPUS:  # a typo's range must not build a huge set
+                raise ValueError
+            cpus.update(range(low, high + 1))
     except ValueError:
-        raise UserError(f"bad CPU list {text!r}: use a form like 0-2,5") from None
+        raise UserError(f"bad CPU list {text!r}: use a form like 0-2,5 (CPUs 0-{MAX_CPUS - 1})") from None
     if not cpus:
         raise UserError(f"empty CPU list {text!r}")
     return tuple(sorted(cpus))
