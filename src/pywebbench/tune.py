@@ -304,7 +304,7 @@ def tune(runner: Runner, catalog: Catalog, request: TuneRequest, options: RunOpt
     stacks = {s.id: s for s in request.stacks}
     ranked = rank(stages.outcomes)
     deploy = tuple((r.config.label, deploy_command(stacks[r.config.stack], r.config.workers, r.config.threads))
-                   for r in ranked if r.tied and r.measured.value is not None and (r.rank == 1 or not r.measured.cut_short)
+                   for r in ranked if r.tied and r.measured.value is not None and not r.open_tie
                    and stacks[r.config.stack].server.native is None)
     tuning = Tuning(
         objective=request.slo.text if request.slo is not None else "throughput", workload=request.workload,

@@ -162,7 +162,7 @@ def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | N
     halves: list[float] = []
     without = 0
     se: float | None = None
-    while len(per_run) < most and (se is None or se > TARGET_SE or runs is not None):
+    while len(per_run) < most and (se is None or se > TARGET_SE):
         made = [simulate_run(shape, noise, rng) if block is None else simulate_block_run(shape, block, noise, rng)
                 for _ in range(min(batch, most - len(per_run)))]
         counts, hits, widths, lacking = _cover(shape, made, confidence)
@@ -170,8 +170,6 @@ def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | N
         halves.extend(widths)
         without += lacking
         se = clustered_se(np.array([h for _, h in per_run], float), np.array([c for c, _ in per_run], float))
-        if runs is not None:
-            break
     intervals, covered = sum(c for c, _ in per_run), sum(h for _, h in per_run)
     return Cell(shape, len(per_run), intervals, covered, without,
                 float(np.median(halves)) if halves else None, se)

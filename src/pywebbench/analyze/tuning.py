@@ -111,6 +111,12 @@ class Ranked:
     def config(self) -> Config:
         return self.measured.config
 
+    @property
+    def open_tie(self) -> bool:
+        """Tied with the best only because its own measuring was cut short: it may lie as high
+        as the best or far below it, so it is not offered to deploy."""
+        return self.tied and self.rank != 1 and bool(self.measured.cut_short)
+
 
 def rank(outcomes: Sequence[StageOutcome]) -> tuple[Ranked, ...]:
     """Every candidate once, best first, from the stage it was last measured in."""

@@ -162,7 +162,9 @@ class StageOutcome:
 
     @property
     def ties(self) -> tuple[Config, ...]:
-        return tuple(m.config for m in self.rows if m.tied and m.config != self.best)
+        """The candidates tied with the best, the best-measured first."""
+        tied = [m for m in self.rows if m.tied and m.config != self.best and m.value is not None]
+        return tuple(m.config for m in sorted(tied, key=lambda m: -(m.value or 0.0)))
 
 
 @dataclass(frozen=True)
@@ -209,9 +211,7 @@ class ClassSearch:
                                               mb_per_process).max_workers)
         # Each carried candidate splits the stage's windows; ties left behind keep their own
         # stage's figures in the ranking, as the classes stage's do.
-        ties = sorted((m for m in outcome.rows if m.tied and m.config != best and m.value is not None),
-                      key=lambda m: -(m.value or 0.0))
-        carry = (best, *(m.config for m in ties[:MAX_CARRIED_TIES]))
+        carry = (best, *outcome.ties[:MAX_CARRIED_TIES])
         if not self._threads_done:
             self._threads_done = True
             threads = tuple(self.space.config(best.workers, t) for t in ladder(self.bounds.max_threads))

@@ -214,19 +214,19 @@ class Rounds:
         if launches >= needed:
             return
         round_s, launch_s = _median(self._round_seconds), _median(self._launch_seconds)
+        pace = (f"at the first round's pace ({round_s:.0f} s a round, {launch_s:.0f} s a launch) the budget buys "
+                f"about {rounds} round(s) in {launches} launch(es)")
         relaunching = 1 + int(left // max(round_s + launch_s, 1e-6))  # this launch, then one a round
         if self.rounds_per_launch > 1 and relaunching >= needed:
             # Rounds within a launch share its launch effect: under a budget that buys few
             # rounds, the launches are what an interval is made of.
             self.rounds_per_launch = 1
-            self.on_note(f"at the first round's pace ({round_s:.0f} s a round, {launch_s:.0f} s a launch) the budget "
-                         f"buys about {rounds} round(s) in {launches} launch(es), and an interval needs {needed} "
-                         f"launches: one round per launch from now on ({relaunching} launches)")
+            self.on_note(f"{pace}, and an interval needs {needed} launches: one round per launch from now on "
+                         f"({relaunching} launches)")
             return
         enough = math.ceil(needed * (launch_s + round_s) / 60)
-        self.on_note(f"at the first round's pace ({round_s:.0f} s a round, {launch_s:.0f} s a launch) the budget buys "
-                     f"about {rounds} round(s) in {launches} launch(es): no ratio interval (it needs {needed} "
-                     f"launches); a budget of about {enough} min from the start buys {needed} launches of one round")
+        self.on_note(f"{pace}: no ratio interval (it needs {needed} launches); a budget of about {enough} min from "
+                     f"the start buys {needed} launches of one round")
 
     def _round_estimate(self, relaunch: bool) -> float:
         """The next round's wall time: the median round, plus the median launch if one is due."""

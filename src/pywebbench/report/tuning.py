@@ -88,7 +88,7 @@ def tuning_footer(tuning: Tuning) -> list[str]:
                      "beside the best, its ratio goes through the incumbents it was measured beside")
     stages = "; ".join(f"{stack} {name} ({count})" for stack, name, count in tuning.stages)
     lines.append(f"stages run: {stages or 'none'}")
-    unknown = [r.config.label for r in tuning.ranked if r.tied and r.rank != 1 and r.measured.cut_short]
+    unknown = [r for r in tuning.ranked if r.open_tie]
     if unknown:
         lines.append(f"not offered to deploy: {len(unknown)} tied configuration(s) whose own measuring was cut short "
                      "(they may lie as high as the best, or far below it; a longer --budget tells)")
