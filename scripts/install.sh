@@ -50,9 +50,8 @@ if [ ! -x "$TOOLS/cargo/bin/oha" ] && [ ! -x .tools/cargo/bin/oha ] && ! command
   "$CARGO" install --quiet --locked --root "$TOOLS/cargo" oha --version "$OHA_VERSION"
 fi
 
-# vegeta: the open-loop generator of a request mix (app --rate/--slo with several --request), from
-# the Go module proxy into the same cache (src/pywebbench/stage/vegeta.py builds the same binary
-# on first use when this step was skipped).
+# vegeta: an open-loop generator a run may choose (--generator vegeta; oha sends every mix by
+# default), from the Go module proxy into the same cache, where src/pywebbench/stage/tools.py finds it.
 VEGETA_VERSION=v12.13.0
 if [ ! -x "$TOOLS/vegeta-$VEGETA_VERSION/vegeta" ] && ! command -v vegeta >/dev/null 2>&1; then
   GO=$(command -v go || echo /usr/local/go/bin/go)

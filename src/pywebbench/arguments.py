@@ -78,8 +78,8 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
                        "('query_ms', 'rows[*].elapsed', 'meta.timing') or a header ('headers.Date')")
     p_app.add_argument("--tune", action="store_true", help="search each server's workers x threads (bounded by "
                        "this machine's CPUs and memory); a ranked table with ties and the command to deploy the best")
-    p_app.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the highest offered rate (open loop: oha, or "
-                       "vegeta for a mix of --request that differ in more than path) whose corrected "
+    p_app.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the highest offered rate (open loop: oha, one "
+                       "process per kind of --request at its weight's share) whose corrected "
                        "percentile stays under TIME, e.g. 'p99<100ms'")
     p_app.add_argument("--baseline-dir", type=Path, metavar="DIR", help="a gate: the base version of the app (its "
                        "app dir); base and head run under each server in the same rounds, answered as head/base")

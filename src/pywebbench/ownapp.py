@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -44,9 +44,6 @@ from pywebbench.services.backing import Backing
 from pywebbench.stage.appenv import AppEnvProvider, app_requirements, detect_interface
 from pywebbench.stage.baseline_src import baseline_source
 from pywebbench.stage.envs import EnvBuildError, EnvironmentBuilder, EnvProvider, EnvSpec
-from pywebbench.stage.reference import GoBuildError
-from pywebbench.stage.tools import locate
-from pywebbench.stage.vegeta import VERSION as VEGETA_VERSION, build_vegeta
 from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_tune, tune
 
 Drive = Callable[[Runner, Plan, Budget], int]
@@ -117,7 +114,7 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
                  db_rows=1000)  # the harness's own table is not the app's: keep its load short
     rate = _one_rate(args)
     if slo is not None or rate is not None:
-        flags["generator"] = _rated_generator(prepared.requests, note)  # open loop
+        flags["generator"] = Generator.OHA.value  # open loop: oha sends any mix at a rate
     if rate is not None and not args.tune:
         flags["rate"] = rate  # every window at this rate; under --tune, the searches' first
     options = from_sources(config_file=None, environ=os.environ, flags=flags)
@@ -170,7 +167,7 @@ def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = la
     rates = (rate,) if rate is not None else ()
     flags.update(workloads=(APP_WORKLOAD,), generator=None)
     if slo is not None:
-        flags.update(generator=_rated_generator(_mix(args), note))
+        flags.update(generator=Generator.OHA.value)
     check_tune(from_sources(config_file=None, environ=os.environ, flags=flags), slo, resume=False, rates=rates)
     return slo
 
@@ -182,29 +179,6 @@ def _one_rate(args: argparse.Namespace) -> float | None:
         raise UserError(f"app takes one --rate, got {len(rates)}: with --tune --slo the search finds the "
                         "highest rate that meets the objective")
     return rates[0] if rates else None
-
-
-def _mix(args: argparse.Namespace) -> tuple[RequestSpec, ...]:
-    """The traffic mix (read again, with the rest, later)."""
-    if args.requests_file is not None and not args.requests:
-        return tuple(parse_requests_file(args.requests_file))
-    return tuple(parse_requests(args.requests or ["GET /"]))
-
-
-def _rated_generator(mix: Sequence[RequestSpec], note: Callable[[str], None]) -> str:
-    """An offered rate's generator (--rate, --slo's probes): oha for one request or a mix whose
-    requests differ only in path (it draws each URL from a file); vegeta for any other mix (wrk,
-    which sends any mix, keeps no fixed rate), built into the tool cache on first use."""
-    if Generator.OHA.can_send(mix):
-        return "oha"
-    if locate("vegeta") is None:
-        note(f"vegeta sends the mix open loop: building vegeta {VEGETA_VERSION} into the tool cache (once)")
-        try:
-            build_vegeta()
-        except GoBuildError as exc:
-            raise UserError(f"a mix at an offered rate needs vegeta, and it could not be built: "
-                            f"{str(exc).splitlines()[0]}; fix: ./scripts/install.sh") from None
-    return "vegeta"
 
 
 def _run_tuning(job: Job, catalog: Catalog, request: TuneRequest, run: RunJob, exit_code: Callable[[Outcome], int],

@@ -9,8 +9,8 @@ keeps each probe it made.
 
 Without an objective a stage is closed-loop throughput: every candidate a window per round,
 in a fresh random order, compared by paired ratios. With `--slo` each candidate's capacity
-under it is searched open loop (oha, or vegeta for a mix whose requests differ in more than
-path; latency corrected for coordinated omission): one round
+under it is searched open loop (oha, one process per kind of request of a mix; latency
+corrected for coordinated omission): one round
 advances every candidate's search by one probe, so all of them meet the machine's drift alike.
 """
 

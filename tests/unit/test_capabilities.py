@@ -49,16 +49,18 @@ def test_the_generator_a_window_goes_to_agrees_with_what_each_supports() -> None
                     url="http://127.0.0.1:1/a", connections=1, duration_s=1.0, rate=rate, mix=requests)))
                 assert chosen.open_loop or rate is None, (configured, rate, requests)
                 assert rate is not None or len(requests) > 1 or chosen is configured  # nothing to redirect
-                assert chosen.can_send(requests), (configured, rate, requests)
-                if Generator(configured).can_send(requests) and (rate is None or Generator(configured).open_loop):
+                assert chosen.can_send(requests, at_a_rate=rate is not None), (configured, rate, requests)
+                if Generator(configured).can_send(requests, rate is not None) and (rate is None or Generator(configured).open_loop):
                     assert chosen is configured, (configured, rate, requests)  # what was asked for, where it can
 
 
-def test_a_mix_of_paths_at_a_rate_goes_to_oha_and_one_of_methods_to_vegeta() -> None:
-    def at_a_rate(*mix: HttpRequest) -> str:
-        return window_generator("wrk", LoadRequest(url="http://127.0.0.1:1/a", connections=1, duration_s=1.0,
-                                                   rate=100.0, mix=mix))
+def test_every_mix_at_a_rate_goes_to_oha_unless_vegeta_was_asked_for() -> None:
+    def at_a_rate(*mix: HttpRequest, configured: str = "wrk") -> str:
+        return window_generator(configured, LoadRequest(url="http://127.0.0.1:1/a", connections=1, duration_s=1.0,
+                                                         rate=100.0, mix=mix))
     assert at_a_rate(HttpRequest("GET", "/a", weight=3), HttpRequest("GET", "/b")) == "oha"
-    assert at_a_rate(HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}")) == "vegeta"
-    assert at_a_rate(HttpRequest("GET", "/a"), HttpRequest("GET", "/b", headers=(("X-K", "1"),))) == "vegeta"
+    assert at_a_rate(HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}")) == "oha"
+    assert at_a_rate(HttpRequest("GET", "/a"), HttpRequest("GET", "/b", headers=(("X-K", "1"),))) == "oha"
+    assert at_a_rate(HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}"), configured="vegeta") == "vegeta"
+    assert not Generator.OHA.can_send((HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}")))  # closed loop
     assert not Generator.AB.can_send((HttpRequest("GET", "/a"), HttpRequest("GET", "/b")))

@@ -77,3 +77,11 @@ def test_a_cell_adds_runs_until_its_coverage_is_known_to_its_target() -> None:
     cell = simulate_cell(shape, seed=1)
     assert cell.runs > 200 and cell.runs % 200 == 0
     assert cell.se is not None and (cell.se <= TARGET_SE or cell.runs * 25 >= MAX_RATIOS)
+
+
+def test_a_reading_near_an_edge_of_the_band_is_settled_only_when_clear_of_it_or_fine() -> None:
+    from pywebbench.analyze.duet_coverage import EDGE_SE, TARGET_SE, _settled
+    assert not _settled(0.95, None) and not _settled(0.95, TARGET_SE * 1.5)  # not yet known to its target
+    assert _settled(0.95, TARGET_SE)  # 2 points from either edge: clear
+    assert not _settled(0.9715, 0.0033) and not _settled(0.9685, 0.0033)  # within 2 se of 97%, either side
+    assert _settled(0.9630, 0.0033) and _settled(0.9715, EDGE_SE)  # clear of it, or fine enough to say which side

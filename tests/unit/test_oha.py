@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -191,11 +192,44 @@ def test_one_request_of_a_persons_app_is_sent_with_its_method_headers_and_body()
     assert "-D" not in Oha(binary="oha").command(get, Path("r.json"), Path("r.db"))
 
 
-def test_a_mix_that_differs_in_more_than_path_is_refused_by_oha_not_sent_as_its_first_request() -> None:
+def test_one_oha_process_refuses_a_mix_that_differs_in_more_than_path_not_sent_as_its_first_request() -> None:
     from pywebbench.catalog.workloads import HttpRequest
     mix = (HttpRequest("GET", "/a", weight=3), HttpRequest("POST", "/b", b"{}"))
-    with pytest.raises(UserError, match="weighted mix of 2 requests that differ in more than their path"):
+    with pytest.raises(ValueError, match="cannot send 2 requests that differ in more than their path"):
         Oha(binary="oha").command(LoadRequest(url="u", connections=1, duration_s=1, mix=mix), Path("r"), Path("d"))
+
+
+def test_a_mix_at_a_rate_is_split_into_one_request_per_kind_at_its_weights_share() -> None:
+    from pywebbench.catalog.workloads import HttpRequest
+    from pywebbench.loadgen.oha import request_shapes
+    json_header = (("Content-Type", "application/json"),)
+    mix = (HttpRequest("GET", "/a", weight=3), HttpRequest("POST", "/b", b"{}", json_header, weight=1),
+           HttpRequest("GET", "/c?q=1", weight=3), HttpRequest("GET", "/d", headers=(("X-K", "1"),), weight=1))
+    request = LoadRequest(url="http://127.0.0.1:9/a", connections=10, duration_s=2, rate=800.0, mix=mix, label="t#1")
+    gets, post, keyed = request_shapes(request)
+    assert [r.path for r in gets.mix] == ["/a", "/c?q=1"] and gets.rate == 600.0 and gets.connections == 8
+    assert post.mix == (mix[1],) and post.rate == 100.0 and post.connections == 1 and post.url == "http://127.0.0.1:9/b"
+    assert keyed.url == "http://127.0.0.1:9/d" and keyed.rate == 100.0 and keyed.connections == 1
+    assert [r.label for r in (gets, post, keyed)] == ["t#1.shape0", "t#1.shape1", "t#1.shape2"]
+    assert sum(r.rate or 0 for r in (gets, post, keyed)) == 800.0  # the offered rate, whole
+    argv = Oha(binary="oha").command(post, Path("w/p.oha.json"), Path("w/p.oha.db"))
+    assert argv[argv.index("-q") + 1] == "100.0" and argv[argv.index("-m") + 1] == "POST"
+    assert argv[-1] == "http://127.0.0.1:9/b" and "--urls-from-file" not in argv
+    one_kind = replace(request, mix=(mix[0], mix[2]))
+    assert request_shapes(one_kind) == (one_kind,)
+    with pytest.raises(UserError, match="only at an offered rate"):
+        request_shapes(replace(request, rate=None))  # closed loop the shares would follow each kind's speed
+
+
+def test_the_side_by_side_processes_make_one_result(tmp_path: Path) -> None:
+    from pywebbench.loadgen.oha import merge_summaries
+    report, log = fixture("open_loop", tmp_path)
+    merged = parse_oha(merge_summaries([report, report]), RequestLog.joined([log, log]), ("oha",), 600.0)
+    alone = parsed("open_loop", tmp_path, rate=300.0)
+    assert merged.requests == 2 * alone.requests and merged.duration_s == alone.duration_s
+    assert merged.rps == pytest.approx(2 * alone.rps) and merged.bytes_read == 2 * alone.bytes_read
+    assert merged.latency.percentiles == alone.latency.percentiles  # the same requests twice
+    assert merge_summaries([report]) == report and RequestLog.joined([log]) is log
 
 
 def test_a_mix_of_paths_goes_to_oha_as_a_url_file_each_path_its_weights_times() -> None:

@@ -1,5 +1,6 @@
-"""vegeta: the targets file of a weighted mix, its report and results (real runs) as LoadResults,
-and which generator sends a window (a mix at a rate: vegeta; one request: oha; no rate: wrk)."""
+"""vegeta: the targets file of a weighted mix, its report and results (real runs) as LoadResults;
+which generator sends a window (at a rate: oha, any mix, unless vegeta was asked for; no rate:
+wrk); and the same mix sent by vegeta and by oha's side-by-side processes to a real server."""
 
 from __future__ import annotations
 
@@ -169,17 +170,19 @@ def test_go_s_errors_are_sorted_into_wrk_s_four_kinds() -> None:
 
 # -- which generator sends a window ---------------------------------------------------------------
 
-def test_a_mix_at_a_rate_goes_to_vegeta_one_request_to_oha_and_no_rate_to_wrk() -> None:
+def test_a_mix_at_a_rate_goes_to_oha_unless_vegeta_was_asked_for_and_no_rate_to_wrk() -> None:
     one = (MIX[1],)
     rated = LoadRequest(url="u", connections=1, duration_s=1, rate=100.0, mix=MIX)
-    assert window_generator("oha", rated) == "vegeta"
+    assert window_generator("oha", rated) == window_generator("wrk", rated) == "oha"
+    assert window_generator("vegeta", rated) == "vegeta"
     assert window_generator("oha", LoadRequest(url="u", connections=1, duration_s=1, rate=100.0, mix=one)) == "oha"
     assert window_generator("oha", LoadRequest(url="u", connections=1, duration_s=1, rate=100.0)) == "oha"
     assert window_generator("vegeta", LoadRequest(url="u", connections=1, duration_s=1, rate=9.0, mix=one)) == "vegeta"
     assert window_generator("wrk", LoadRequest(url="u", connections=1, duration_s=1, mix=MIX)) == "wrk"
     assert window_generator("oha", LoadRequest(url="u", connections=1, duration_s=1, mix=MIX)) == "wrk"
     by_window = ByWindow("oha")
-    assert isinstance(by_window.for_request(rated), Vegeta) and by_window.name == "oha"
+    assert isinstance(by_window.for_request(rated), Oha) and by_window.name == "oha"
+    assert isinstance(ByWindow("vegeta").for_request(rated), Vegeta)
     assert isinstance(by_window.for_request(LoadRequest(url="u", connections=1, duration_s=1, rate=5.0)), Oha)
     assert isinstance(ByWindow("wrk").for_request(LoadRequest(url="u", connections=1, duration_s=1, mix=MIX)), Wrk)
 
@@ -191,7 +194,7 @@ def test_vegeta_is_a_generator_name_and_takes_a_rate() -> None:
         RunOptions(generator="wrk", rate=100.0).validate()
 
 
-def test_the_settle_before_a_rated_mix_runs_at_its_rate_with_vegeta(tmp_path: Path,
+def test_the_settle_before_a_rated_mix_runs_at_its_rate_with_the_window_s_generator(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[tuple[str, LoadRequest]] = []
 
@@ -208,18 +211,8 @@ def test_the_settle_before_a_rated_mix_runs_at_its_rate_with_vegeta(tmp_path: Pa
     settle_module.settle_load(LoadRequest(url="u", connections=4, duration_s=5, rate=300.0), 0.25, tmp_path)
     settle_module.settle_load(LoadRequest(url="u", connections=4, duration_s=5, rate=30.0), 0.25, tmp_path,
                               generator="vegeta")
-    assert [name for name, _ in sent] == ["vegeta", "oha", "vegeta"]
+    assert [name for name, _ in sent] == ["oha", "oha", "vegeta"]
     assert sent[0][1].rate == 300.0 and sent[0][1].mix == MIX and sent[0][1].duration_s == 0.25
-
-
-def test_the_app_s_rated_generator_is_oha_for_one_request_or_paths_and_vegeta_for_another_mix(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    from pywebbench import ownapp
-    from pywebbench.plan.traffic import RequestSpec
-    monkeypatch.setattr(ownapp, "locate", lambda name: f"/bin/{name}")
-    assert ownapp._rated_generator((RequestSpec("POST", "/a", b"{}"),), print) == "oha"
-    assert ownapp._rated_generator((RequestSpec("GET", "/a"), RequestSpec("GET", "/b", weight=3)), print) == "oha"
-    assert ownapp._rated_generator((RequestSpec("GET", "/a"), RequestSpec("POST", "/b", b"{}")), print) == "vegeta"
 
 
 def test_the_locator_finds_the_cache_s_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -277,6 +270,20 @@ def test_a_real_run_sends_the_mix_in_proportion(tiny_server: tuple[str, list[str
     assert all(line == f"POST /b application/json {JSON_BODY.decode()}" for line in seen if "/b" in line)
     assert Vegeta().version().startswith("vegeta v12.")
     assert shutil.which(result.command[0]) is not None and "-rate" in result.command
+
+
+@pytest.mark.skipif(locate("oha") is None, reason="oha is not installed (./scripts/install.sh)")
+def test_oha_sends_the_same_mix_as_one_process_per_kind_each_at_its_share(tiny_server: tuple[str, list[str]],
+                                                                          tmp_path: Path) -> None:
+    url, seen = tiny_server
+    request = LoadRequest(url=url, connections=4, duration_s=1.0, rate=100.0, mix=MIX, label="live#1")
+    result = Oha().run(request, tmp_path)
+    kinds = Counter(line.split()[1] for line in seen)
+    assert result.generator == "oha" and result.requests == len(seen) and result.errors == 0 and result.non_2xx == 0
+    assert 70 <= kinds["/a"] <= 76 and 23 <= kinds["/b"] <= 26, kinds  # 75 and 25 a second, give or take the edges
+    assert all(line == f"POST /b application/json {JSON_BODY.decode()}" for line in seen if "/b" in line)
+    assert result.rate == 100.0 and result.latency_uncorrected is not None and result.command.count(";") == 1
+    assert sorted(float(result.command[i + 1]) for i, w in enumerate(result.command) if w == "-q") == [25.0, 75.0]
 
 
 def _ints(values: list[int]) -> Any:

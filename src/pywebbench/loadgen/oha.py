@@ -25,8 +25,9 @@ import re
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,10 +35,11 @@ from urllib.parse import urlsplit
 import numpy as np
 import numpy.typing as npt
 
+from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.errors import UserError
 from pywebbench.stage.tools import locate
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix, weighted_cycle
-from pywebbench.plan.generators import Generator
+from pywebbench.plan.generators import differ_only_in_path
 from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
@@ -72,6 +74,15 @@ class RequestLog:
 
     def __len__(self) -> int:
         return int(self.end_s.size)
+
+    @staticmethod
+    def joined(logs: Sequence[RequestLog]) -> RequestLog:
+        """The logs of oha processes that loaded one window side by side (each from its own start,
+        which differ by the milliseconds between launches: latencies are differences within a log)."""
+        if len(logs) == 1:
+            return logs[0]
+        return RequestLog(*(np.concatenate([getattr(log, name) for log in logs])
+                            for name in ("sent_s", "intended_s", "end_s")))
 
 
 class Oha:
@@ -121,27 +132,90 @@ class Oha:
         if shutil.which(self.binary) is None:
             raise LoadGenError(f"oha not found ({self.binary}); fix: ./scripts/install.sh")
         work_dir.mkdir(parents=True, exist_ok=True)
+        parts = [_Part.prepare(self, shape, work_dir) for shape in request_shapes(request)]
+        with contextlib.ExitStack() as stack:
+            procs = [stack.enter_context(part.process(work_dir)) for part in parts]
+            codes = [_wait(proc, _time_limit(request)) for proc in procs]
+        for part, proc, code in zip(parts, procs, codes, strict=True):
+            if code != 0 or not part.report.exists() or not part.db.exists():
+                raise LoadGenError(f"oha {describe_exit(code)}: {proc.stderr_tail(5)}".rstrip(": "))
+        summaries = [json.loads(part.report.read_text()) for part in parts]
+        logs = [read_oha_db(part.db) for part in parts]
+        command = tuple(word for part in parts for word in (*part.argv, ";"))[:-1]
+        return parse_oha(merge_summaries(summaries), RequestLog.joined(logs), command, request.rate)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One oha process of a window: its command and the two files it writes."""
+
+    argv: tuple[str, ...]
+    report: Path
+    db: Path
+    label: str
+
+    @classmethod
+    def prepare(cls, oha: Oha, request: LoadRequest, work_dir: Path) -> _Part:
         # oha takes the log's path as a URL: a '#' (an alias's trial id) would start its fragment
         stem = request.label.replace("#", "_").replace("?", "_")
-        report = work_dir / f"{stem}.oha.json"
-        db = work_dir / f"{stem}.oha.db"
+        report, db = work_dir / f"{stem}.oha.json", work_dir / f"{stem}.oha.db"
         report.unlink(missing_ok=True)
         db.unlink(missing_ok=True)  # oha appends to an existing table, mixing runs
         if request.mix and request.mix[0].body:
             body_path(report).write_bytes(request.mix[0].body)
         if len(request.mix) > 1:
             urls_path(report).write_text(urls_text(request), encoding="utf-8")
-        argv = self.command(request, report, db)
+        return cls(tuple(oha.command(request, report, db)), report, db, request.label)
+
+    def process(self, work_dir: Path) -> ManagedProcess:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-        proc = ManagedProcess(argv, env=env, log_dir=work_dir, name=f"{request.label}.oha")
-        with proc:
-            try:
-                code = proc.wait(timeout=_time_limit(request))
-            except subprocess.TimeoutExpired as exc:
-                raise LoadGenError("oha did not finish in time") from exc
-        if code != 0 or not report.exists() or not db.exists():
-            raise LoadGenError(f"oha {describe_exit(code)}: {proc.stderr_tail(5)}".rstrip(": "))
-        return parse_oha(json.loads(report.read_text()), read_oha_db(db), tuple(argv), request.rate)
+        return ManagedProcess(self.argv, env=env, log_dir=work_dir, name=f"{self.label}.oha")
+
+
+def _wait(proc: ManagedProcess, limit_s: float) -> int:
+    try:
+        return proc.wait(timeout=limit_s)
+    except subprocess.TimeoutExpired as exc:
+        raise LoadGenError("oha did not finish in time") from exc
+
+
+def request_shapes(request: LoadRequest) -> tuple[LoadRequest, ...]:
+    """The window as one oha request per shape of its mix (method, headers and body), sent side
+    by side: each with its shape's paths, its share of the offered rate and of the connections
+    (by weight, at least one). oha sends one shape per process (the paths of a shape go in its
+    URL file), and side by side at fixed rates the shares are the weights' exactly, which closed
+    loop would not keep (wrk sends any mix closed loop), so only a window at a rate is split."""
+    shapes: dict[tuple[str, bytes, tuple[tuple[str, str], ...]], list[HttpRequest]] = {}
+    for one in request.mix:
+        shapes.setdefault((one.method, one.body, one.headers), []).append(one)
+    if len(shapes) <= 1:
+        return (request,)
+    if request.rate is None:
+        raise UserError(f"oha sends a mix of {len(shapes)} kinds of request (method, headers or body) only at "
+                        "an offered rate (--rate, --slo); wrk sends it closed loop")
+    parts = urlsplit(request.url)
+    total = sum(one.weight for one in request.mix)
+    return tuple(
+        replace(request, url=f"{parts.scheme}://{parts.netloc}{group[0].path}", mix=tuple(group),
+                rate=request.rate * share, connections=max(1, round(request.connections * share)),
+                label=f"{request.label}.shape{i}")
+        for i, group in enumerate(shapes.values())
+        for share in [sum(one.weight for one in group) / total])
+
+
+def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The JSON summaries of oha processes that loaded one window side by side, as one: status
+    codes, errors and bytes summed, the window the longest of theirs."""
+    if len(summaries) == 1:
+        return dict(summaries[0])
+    statuses: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    for summary in summaries:
+        statuses.update({code: int(n) for code, n in summary["statusCodeDistribution"].items()})
+        errors.update({message: int(n) for message, n in summary["errorDistribution"].items()})
+    return {"statusCodeDistribution": dict(statuses), "errorDistribution": dict(errors),
+            "summary": {"total": max(float(s["summary"]["total"]) for s in summaries),
+                        "totalData": sum(int(s["summary"]["totalData"]) for s in summaries)}}
 
 
 def body_path(report: Path) -> Path:
@@ -165,15 +239,14 @@ def urls_text(request: LoadRequest) -> str:
 
 
 def _request_flags(request: LoadRequest, body: Path) -> list[str]:
-    """A person's request (`app --request`) as oha's flags: its method, headers and body. A mix
-    of several is sent only when they differ in path alone (one method, headers and body for
-    all, the paths in a URL file); loadgen/registry.py's window_generator gives any other mix
-    to vegeta at an offered rate, to wrk closed loop."""
+    """A person's request (`app --request`) as oha's flags: its method, headers and body. One oha
+    process sends requests that differ only in path (the paths in a URL file); `request_shapes`
+    gives each kind of request of a mix its own process."""
     if not request.mix:
         return []
-    if not Generator.OHA.can_send(request.mix):
-        raise UserError(f"oha cannot send a weighted mix of {len(request.mix)} requests that differ in more "
-                        "than their path (vegeta or wrk sends it)")
+    if not differ_only_in_path(request.mix):
+        raise ValueError(f"one oha process cannot send {len(request.mix)} requests that differ in more than "
+                         "their path: request_shapes splits them")
     one = request.mix[0]
     headers = [arg for name, value in one.headers for arg in ("-H", f"{name}: {value}")]
     return ["-m", one.method, *headers, *(["-D", str(body)] if one.body else [])]

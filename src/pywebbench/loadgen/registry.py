@@ -29,16 +29,15 @@ def window_generator(configured: str, request: LoadRequest) -> str:
     """The generator that sends `request`, the run's being `configured`.
 
     The run's generator when it can send the window's mix (and keep its offered rate, if it has
-    one). Otherwise, at an offered rate, oha when the mix's requests differ only in path (oha is
-    the lighter of the two open-loop generators: its ceiling here is several times vegeta's,
-    docs/results/vegeta/), else vegeta; without a rate, wrk, which sends any mix.
+    one). Otherwise, at an offered rate, oha, which sends any mix open loop (one process per kind
+    of request) and is the lighter open-loop generator (its ceiling here is wrk's, vegeta's about
+    60% of it: docs/results/vegeta/); without a rate, wrk, which sends any mix.
     """
     chosen = Generator(configured)
-    if chosen.can_send(request.mix) and (request.rate is None or chosen.open_loop):
+    rated = request.rate is not None
+    if chosen.can_send(request.mix, at_a_rate=rated) and (not rated or chosen.open_loop):
         return configured
-    if request.rate is not None:
-        return Generator.OHA if Generator.OHA.can_send(request.mix) else Generator.VEGETA
-    return Generator.WRK
+    return Generator.OHA if rated else Generator.WRK
 
 
 class ByWindow:

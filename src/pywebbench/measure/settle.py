@@ -5,7 +5,7 @@ a second is a wrk started for longer and stopped by signal after `seconds`; its 
 never read. wrk is the harness's default generator and always installed.
 
 An open-loop window (a capacity probe at a fixed rate) settles at its own rate with the
-generator that sends it (oha for one request or a mix of paths, else vegeta: loadgen/registry.py's
+generator that sends it (oha, unless the run's generator is vegeta: loadgen/registry.py's
 window_generator): a closed-loop settle saturates the server, and the queue it leaves (up to one request per
 connection) drains into the probe's first requests, which a tail objective then counts. On
 this machine that put p99 near 64 ms on probes far below capacity when they came

@@ -209,8 +209,8 @@ OPTIONS: tuple[Option, ...] = (
     O("hosts", "--hosts", "an inventory placing the roles on hosts over SSH", metavar="HOSTS_TOML",
       commands=RUN_LIKE),
     O("allow_remote", "--allow-remote", "the inventory may name public addresses", kind=Kind.ON, commands=RUN_LIKE),
-    O("rate", "--rate", "open loop: the offered req/s of every window (oha, or vegeta for a mix of "
-      "--request that differ in more than path); a list (500,1000,2000) measures a latency-versus-offered-load "
+    O("rate", "--rate", "open loop: the offered req/s of every window (oha; a mix of --request kinds "
+      "split across oha processes at their weights' shares); a list (500,1000,2000) measures a latency-versus-offered-load "
       "curve (run, sweep); with --tune --slo, the first rate of each search", rates, metavar="REQ/S[,...]",
       commands=frozenset({Command.RUN, Command.SWEEP, Command.APP}), by_command=True),
     O("rtt_s", "--rtt", "round trip added on every link between hosts, e.g. 2ms (--hosts or --topology netns; "

@@ -43,13 +43,15 @@ class Generator(StrEnum):
         """Sends any weighted mix of several requests (--request ... more than once)."""
         return self in (Generator.WRK, Generator.VEGETA)
 
-    def can_send(self, mix: Sequence[_Request]) -> bool:
-        """Sends every request of `mix` in proportion to its weight: wrk and vegeta any mix; oha
-        one whose requests differ only in path (a URL file, one line per unit of weight, from
-        which it draws each request's URL at random); ab one request."""
+    def can_send(self, mix: Sequence[_Request], at_a_rate: bool = False) -> bool:
+        """Sends every request of `mix` in proportion to its weight: wrk and vegeta any mix; oha any
+        mix at an offered rate (one process per kind of request, each at its weight's share of the
+        rate: loadgen/oha.py's request_shapes) and, closed loop, one whose requests differ only in
+        path (a URL file, one line per unit of weight, from which it draws each request's URL at
+        random); ab one request."""
         if len(mix) <= 1 or self.sends_a_mix:
             return True
-        return self is Generator.OHA and differ_only_in_path(mix)
+        return self is Generator.OHA and (at_a_rate or differ_only_in_path(mix))
 
     @property
     def runs_to_a_count(self) -> bool:

@@ -128,8 +128,8 @@ class RunOptions:
     CPUs are few (each costs a little CPU: 127 of them would shape every window) and every ratio is
     still paired with the baseline in its own rounds."""
     rate: float | None = None
-    """Open loop: offered requests per second (oha; vegeta for a mix that differs in more than
-    path); None = closed loop."""
+    """Open loop: offered requests per second (oha, one process per kind of request of a mix);
+    None = closed loop."""
     workers_per_cpu: int | None = None
     """Workers = this x the stack's CPUs for multi-process Python servers (seed 004: 3)."""
     workload_requests: tuple[tuple[str, int], ...] = ()

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pywebbench.analyze.duet_coverage import MAX_RATIOS, TARGET_SE
+from pywebbench.analyze.duet_coverage import BAND, EDGE_MAX_RATIOS, EDGE_SE, MAX_RATIOS, TARGET_SE
 from pywebbench.plan.interval_rule import SPREADS_TO_POOL, why_none
 
 LOW, HIGH = 0.93, 0.97
@@ -96,7 +96,9 @@ def _standard_errors(cells: list[dict[str, Any]]) -> str:
         return ""
     return (f" A cell's coverage is itself an estimate: its standard error, each run counted as one cluster (a run's"
             f" ratios share its baseline), is {min(errors):.2%}-{max(errors):.2%} here; cells add runs until it is"
-            f" at most {TARGET_SE:.1%} or they have simulated {MAX_RATIOS:,} ratios (`analyze/duet_coverage.py`).")
+            f" at most {TARGET_SE:.1%} or they have simulated {MAX_RATIOS:,} ratios, and a cell whose reading lies"
+            f" within two standard errors of {BAND[0]:.0%} or {BAND[1]:.0%} goes on until it is two clear of it,"
+            f" its standard error is {EDGE_SE:.1%}, or {EDGE_MAX_RATIOS:,} ratios (`analyze/duet_coverage.py`).")
 
 
 def blocks_section(results: Path) -> str:

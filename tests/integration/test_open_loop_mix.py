@@ -1,6 +1,7 @@
-"""`app --tune --slo` with a weighted mix of two requests: the capacity probes go open loop to
-vegeta, which sends both requests (the app writes down each one it answers) in proportion; a
-mix of GETs that differ only in path goes to oha instead, as a URL file."""
+"""`app --tune --slo` with a weighted mix of a GET and a POST: the capacity probes go open loop
+to oha, one process per kind of request at its weight's share of the rate, and the app writes
+down each request it answers; a mix of GETs that differ only in path goes to one oha process,
+as a URL file."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def mix_app(tmp_path: Path) -> Path:
     return root
 
 
-def test_app_tune_slo_sends_a_weighted_mix_open_loop_with_vegeta(mix_app: Path, tmp_path: Path) -> None:
+def test_app_tune_slo_sends_a_weighted_mix_of_kinds_open_loop_with_oha_side_by_side(mix_app: Path, tmp_path: Path) -> None:
     out, seen = tmp_path / "tune", tmp_path / "seen.txt"
     done = pywebbench(
         "app", "--app", "mixapp:app", "--app-dir", str(mix_app), "--requirements", str(mix_app / "requirements.txt"),
@@ -66,13 +67,17 @@ def test_app_tune_slo_sends_a_weighted_mix_open_loop_with_vegeta(mix_app: Path, 
     assert "tuning: capacity under p99<100ms" in done.stdout, done.stdout[-2000:]
 
     results = load_results(out)
-    assert results.complete and results.header.tools["generator"].startswith("vegeta v12.")
+    assert results.complete and results.header.tools["generator"].startswith("oha")
     rated = [t for t in results.trials if t.spec.rate is not None]
     loaded = [t.load for t in rated if t.load is not None]
     assert loaded and len(loaded) == len(rated) == len(results.trials)
     assert {t.spec.stack_id for t in rated} == {"app:gunicorn-sync", "app:waitress"}
-    assert all(load.generator == "vegeta" and load.latency_uncorrected is not None for load in loaded)
-    assert all("-rate" in load.command and "-targets" in load.command for load in loaded)
+    assert all(load.generator == "oha" and load.latency_uncorrected is not None for load in loaded)
+    # two oha processes side by side, the GET at 3/4 of the window's rate and the POST at 1/4
+    for load in loaded:
+        rates = [float(load.command[i + 1]) for i, word in enumerate(load.command) if word == "-q"]
+        assert len(rates) == 2 and rates[0] == pytest.approx(3 * rates[1]), load.command
+        assert sum(rates) == pytest.approx(load.rate) and load.command.count(";") == 1
     assert sum(load.requests for load in loaded) > 100 and all(load.non_2xx == 0 for load in loaded)
 
     lines = Counter(seen.read_text().splitlines())
