@@ -22,12 +22,6 @@ from pywebbench.plan.budgeting import refuse_small_budget
 from pywebbench.report.calibration import render_calibration
 from pywebbench.results.store import load_results
 
-SLOWDOWN_PER_HALF_WIDTH = 3.5
-"""calibrate stops adding rounds once A/A and A/B are both within ±slowdown/3.5 (1.4% for a 5%
-slowdown), where the smallest detectable difference (about 1.43 half-widths) is well under the
-slowdown, or when --budget is spent."""
-
-
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     if args.resume is not None:
         raise UserError("a calibration cannot be resumed; run `pywebbench calibrate` again")
@@ -38,8 +32,9 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     defaults: dict[str, object] = {}
     if args.stacks is None:
         defaults["stacks"] = (BASELINE_STACK,)
-    if args.precision is None:
-        defaults["precision"] = args.slowdown / SLOWDOWN_PER_HALF_WIDTH
+    # No precision stop unless asked for: calibrate checks coverage, and stopping once the
+    # intervals look narrow picks the runs whose noise happened to be low. Interleaved runs 15 and
+    # 20 stopped that way (after 11 and 7 rounds) and were the two of 20 whose A/A missed 1.
     options, _ = command_options(args, defaults)
     if len(options.stacks) != 1:
         raise UserError("calibrate takes one --stack (the same stack runs as A, A again, and B)")
