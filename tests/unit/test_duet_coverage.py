@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from pywebbench.analyze.coverage import Shape
 from pywebbench.analyze.duet_coverage import DuetNoise, simulate_block_run, simulate_cell, simulate_run
@@ -85,3 +86,13 @@ def test_a_reading_near_an_edge_of_the_band_is_settled_only_when_clear_of_it_or_
     assert _settled(0.95, TARGET_SE)  # 2 points from either edge: clear
     assert not _settled(0.9715, 0.0033) and not _settled(0.9685, 0.0033)  # within 2 se of 97%, either side
     assert _settled(0.9630, 0.0033) and _settled(0.9715, EDGE_SE)  # clear of it, or fine enough to say which side
+
+
+def test_a_cell_near_an_edge_goes_on_past_its_first_limit_in_whole_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pywebbench.analyze import duet_coverage
+    shape = Shape(2, 2, 26)  # batches of 200 runs, 25 ratios each
+    monkeypatch.setattr(duet_coverage, "TARGET_SE", 1.0)  # known to its target after the first batch
+    monkeypatch.setattr(duet_coverage, "MAX_RATIOS", 200 * 25)  # ... which is also its first limit
+    monkeypatch.setattr(duet_coverage, "EDGE_MAX_RATIOS", 600 * 25)
+    monkeypatch.setattr(duet_coverage, "_settled", lambda share, se: False)  # always near an edge
+    assert simulate_cell(shape, seed=2).runs == 600

@@ -179,10 +179,12 @@ def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | N
     without = 0
     se: float | None = None
     share = 0.0
-    while not _settled(share, se) and len(per_run) < (most_near_edge if se is not None and se <= TARGET_SE
-                                                        else most):
+    while not _settled(share, se):
+        limit = most_near_edge if se is not None and se <= TARGET_SE else most
+        if len(per_run) >= limit:
+            break
         made = [simulate_run(shape, noise, rng) if block is None else simulate_block_run(shape, block, noise, rng)
-                for _ in range(min(batch, most - len(per_run)))]
+                for _ in range(min(batch, limit - len(per_run)))]
         counts, hits, widths, lacking = _cover(shape, made, confidence)
         per_run.extend(zip(counts, hits, strict=True))
         halves.extend(widths)

@@ -39,7 +39,7 @@ from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.errors import UserError
 from pywebbench.stage.tools import locate
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix, weighted_cycle
-from pywebbench.plan.generators import differ_only_in_path
+from pywebbench.plan.generators import RequestKind, differ_only_in_path, request_kind
 from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
@@ -185,9 +185,9 @@ def request_shapes(request: LoadRequest) -> tuple[LoadRequest, ...]:
     (by weight, at least one). oha sends one shape per process (the paths of a shape go in its
     URL file), and side by side at fixed rates the shares are the weights' exactly, which closed
     loop would not keep (wrk sends any mix closed loop), so only a window at a rate is split."""
-    shapes: dict[tuple[str, bytes, tuple[tuple[str, str], ...]], list[HttpRequest]] = {}
+    shapes: dict[RequestKind, list[HttpRequest]] = {}
     for one in request.mix:
-        shapes.setdefault((one.method, one.body, one.headers), []).append(one)
+        shapes.setdefault(request_kind(one), []).append(one)
     if len(shapes) <= 1:
         return (request,)
     if request.rate is None:

@@ -22,9 +22,17 @@ class _Request(Protocol):
     def headers(self) -> tuple[tuple[str, str], ...]: ...
 
 
+RequestKind = tuple[str, bytes, tuple[tuple[str, str], ...]]
+
+
+def request_kind(request: _Request) -> RequestKind:
+    """What one oha process sends alike to every path of its URL file: method, body and headers."""
+    return (request.method, request.body, request.headers)
+
+
 def differ_only_in_path(mix: Sequence[_Request]) -> bool:
     """Every request of `mix` has the same method, headers and body: only the URL varies."""
-    return len({(r.method, r.body, r.headers) for r in mix}) <= 1
+    return len({request_kind(r) for r in mix}) <= 1
 
 
 class Generator(StrEnum):
