@@ -7,29 +7,27 @@ what it finished and `--resume` runs only what is missing.
 
 from __future__ import annotations
 
-import signal
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from pywebbench import __version__
-from pywebbench.analyze.precision import wide_rows
+from pywebbench.analyze.precision import wide_labels
 from pywebbench.analyze.allocation import open_rule, ranking_rule
-from pywebbench.analyze.rows import summarize
+from pywebbench.analyze.stopping import first_look
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.stage.envs import EnvironmentBuilder, EnvProvider, cache_root
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.registry import ByWindow
 from pywebbench.plan.budgeting import estimate_seconds, fit_plan_to_budget
-from pywebbench.plan.method_choice import choose_method
+from pywebbench.plan.method_choice import choose_methods
 from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import choose_accountant
 from pywebbench.measure.window import phases_of
@@ -43,6 +41,7 @@ from pywebbench.results.model import ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
 from pywebbench.measure.runner import LaunchLimits, Progress, Runner
 from pywebbench.orphans import guarded_run
+from pywebbench.procs import stop_signals
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
 from pywebbench.services.watchdog import ServiceLost, Watchdog
@@ -121,15 +120,6 @@ def _missing_only(plan: Plan, done: set[str]) -> Plan:
     return replace(plan, sessions=tuple(sessions))
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
-def wide_labels(run_dir: Path, precision: float) -> set[str]:
-    """Stacks (labels) with an interval wider than ±precision, or none yet."""
-    return {row.label for row in wide_rows(summarize(load_results(run_dir)).rows, precision)}
-
-
 def _complete_rounds(trials: Sequence[TrialResult]) -> int:
     """Rounds in which every stack and workload of the run got its window."""
     members = {(t.spec.label, t.spec.workload, t.spec.cell) for t in trials}
@@ -158,7 +148,8 @@ def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tu
             ranking_rule(baseline) if adaptive else None
         outcome = rounds.run(RoundPlan(
             sessions=sessions, first_round=start_round, max_rounds=options.max_rounds, too_wide=too_wide,
-            min_rounds=options.rounds if min_rounds is None else min_rounds, baseline=baseline,
+            min_rounds=first_look(options.rounds, options.rounds_per_launch, options.precision) if min_rounds is None
+            else min_rounds, baseline=baseline,
             budget=budget.share(len(points) - index), adaptive=adaptive, block=options.launch_block,
             answered="precision" if options.precision else "placed"))
         most = max(most, outcome.rounds)
@@ -202,16 +193,56 @@ def _start(job: Job, catalog: Catalog, cpus: tuple[int, ...], run_dir: Path, res
     return _Start(plan, extra, first_rounds)
 
 
+Part = tuple[Job, _Start]
+"""Some workloads of a run, the method that measures them, and where they begin."""
+
+
 def _started_with_method(job: Job, catalog: Catalog, cpus: tuple[int, ...], run_dir: Path, resume: ResultSet | None,
-                         on_note: Callable[[str], None], *, tuning: bool) -> tuple[Job, _Start]:
-    """The plan, made again with the method `--method auto` chose (said in one line)."""
+                         on_note: Callable[[str], None], *,
+                         tuning: bool) -> tuple[Job, _Start, tuple[Part, ...]]:
+    """The plan, made again with the method `--method auto` chose (said in one line); and when
+    it chose one method per workload, each part's job and start (else no parts)."""
     begun = _start(job, catalog, cpus, run_dir, resume, on_note)
-    chosen, why = choose_method(job.options, begun.plan, tuning=tuning)
-    if chosen is job.options.method:
-        return job, begun
-    on_note(why)
-    job = replace(job, options=replace(job.options, method=chosen))
-    return job, _start(job, catalog, cpus, run_dir, resume, on_note)
+    chosen, why = choose_methods(job.options, begun.plan, tuning=tuning)
+    if why:
+        on_note(why)
+    if len(chosen) > 1:
+        parts = []
+        for part in chosen:
+            part_job = replace(job, options=replace(job.options, method=part.method, workloads=part.workloads))
+            own = None if resume is None else replace(
+                resume, trials=tuple(t for t in resume.trials if t.spec.workload in part.workloads))
+            parts.append((part_job, _start(part_job, catalog, cpus, run_dir, own, on_note)))
+        return job, begun, tuple(parts)
+    if chosen[0].method is job.options.method:
+        return job, begun, ()
+    job = replace(job, options=replace(job.options, method=chosen[0].method))
+    return job, _start(job, catalog, cpus, run_dir, resume, on_note), ()
+
+
+def _fitted(parts: tuple[Part, ...], points: int, on_note: Callable[[str], None]) -> tuple[Part, ...]:
+    """Each part's rounds per launch fitted to its equal share of the budget (said per part)."""
+    fitted = []
+    for part_job, begun in parts:
+        options = part_job.options
+        share = replace(options, budget_s=options.budget_s / len(parts)) if options.budget_s else options
+        options, line = fit_plan_to_budget(share, begun.plan, points)
+        on_note(f"{', '.join(options.workloads)} ({options.method}): {line}")
+        fitted.append((replace(part_job, options=replace(options, budget_s=part_job.options.budget_s)), begun))
+    return tuple(fitted)
+
+
+def _run_parts(parts: tuple[Part, ...], runner: Runner, catalog: Catalog, cpus: tuple[int, ...], budget: Budget,
+               baseline: str, on_note: Callable[[str], None]) -> int:
+    """Each part's rounds by its own method, one part after the other, each with an equal share
+    of what is left of the budget."""
+    most = 0
+    for index, (part_job, begun) in enumerate(parts):
+        on_note(f"{', '.join(part_job.options.workloads)}: {part_job.options.method}")
+        most = max(most, _run_rounds(part_job, runner, begun.plan, catalog, cpus, begun.extra,
+                                     budget.share(len(parts) - index), baseline, on_note, begun.start_round,
+                                     begun.min_rounds))
+    return most
 
 
 def _header(job: Job, plan: Plan, generator: LoadGenerator, baseline: str) -> RunHeader:
@@ -224,24 +255,6 @@ def _header(job: Job, plan: Plan, generator: LoadGenerator, baseline: str) -> Ru
                **(generator.other_versions() if isinstance(generator, ByWindow) else {})},
         planned_trials=len(plan.trials),
     )
-
-
-@contextmanager
-def _stop_signals() -> Iterator[None]:
-    """SIGTERM, SIGHUP and SIGINT all end the run as an interruption, whatever was set before."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    # A closed terminal (SIGHUP) would otherwise end us at once, leaving every server,
-    # service and generator (each in its own process group) running.
-    previous_hup = signal.signal(signal.SIGHUP, _raise_interrupt)
-    # Ctrl-C must stop a run even when the shell started us with SIGINT ignored (a
-    # background job of a script), or a stop request would be silently dropped.
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGHUP, previous_hup)
-        signal.signal(signal.SIGINT, previous_int)
 
 
 def _runner(services: ExitStack, job: Job, header: RunHeader, plan: Plan, writer: ResultsWriter,
@@ -315,11 +328,13 @@ def execute(
     options = job.options
     generator = ByWindow(options.generator)  # a window with a rate goes to oha or vegeta
     cpus = usable_cpus()
-    job, begun = _started_with_method(job, catalog, cpus, run_dir, resume, on_note, tuning=drive is not None)
+    job, begun, parts = _started_with_method(job, catalog, cpus, run_dir, resume, on_note, tuning=drive is not None)
     options, plan = job.options, begun.plan
     inventory = preflight(options, plan, job.points, baseline, run_dir, resuming=resume is not None)
     on_plan(plan, estimate_seconds(plan, options))
-    if options.method.paired and drive is None:
+    if parts:
+        parts = _fitted(parts, len(job.points), on_note)
+    elif options.method.paired and drive is None:
         options, line = fit_plan_to_budget(options, plan, len(job.points))
         on_note(line)
         job = replace(job, options=options)
@@ -331,10 +346,12 @@ def execute(
     runner: Runner | None = None
     rounds = begun.first_rounds
     try:
-        with _stop_signals(), guarded_run(cache_root() / "children", on_note), ExitStack() as services:  # guard outlasts services
+        with stop_signals(), guarded_run(cache_root() / "children", on_note), ExitStack() as services:  # guard outlasts services
             runner = _runner(services, job, header, plan, writer, generator, run_dir, on_progress, on_note, inventory)
             if drive is not None:
                 rounds = drive(runner, plan, budget)
+            elif parts:
+                rounds = _run_parts(parts, runner, catalog, cpus, budget, baseline, on_note)
             elif options.method.paired:
                 rounds = _run_rounds(job, runner, plan, catalog, cpus, begun.extra, budget, baseline, on_note,
                                      begun.start_round, begun.min_rounds)

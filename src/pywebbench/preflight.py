@@ -26,12 +26,14 @@ def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[s
     """The plan's checks: duet's partner and baseline, the tools, the hosts (over SSH), the results directory.
     Returns the checked inventory (None on one host)."""
     labels = {s.label for s in plan.sessions}
-    if options.method == Method.DUET and baseline not in labels:
-        raise UserError(f"--method duet reads every ratio off pairs that reach the baseline {baseline}: "
+    # auto reaches here unresolved only when it measures some workloads by duet (the rest interleaved).
+    duet = options.method in (Method.DUET, Method.AUTO)
+    if duet and baseline not in labels:
+        raise UserError(f"--method {options.method} reads every ratio off pairs that reach the baseline {baseline}: "
                         f"add --stack {baseline}")
-    if options.method == Method.DUET and len(labels) < 2:
+    if duet and len(labels) < 2:
         # The baseline alone has no partner: every round would be empty, launched again until the budget ends.
-        raise UserError(f"--method duet loads two stacks at a time and this run has one ({baseline}): "
+        raise UserError(f"--method {options.method} loads two stacks at a time and this run has one ({baseline}): "
                         "add a stack, or use --method interleaved")
     check_tools(plan, options)
     inventory = hosts_ready(options, points)

@@ -12,9 +12,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any
 
 import psutil
@@ -266,3 +267,26 @@ def _kill_if_same(proc: psutil.Process) -> None:
 def _private(path: str, flags: int) -> int:
     """Logs 0600: a private service's log is no other local user's business."""
     return os.open(path, flags, 0o600)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """SIGTERM, SIGHUP and SIGINT all end a run as an interruption (KeyboardInterrupt), whatever
+    was set before."""
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # A closed terminal (SIGHUP) would otherwise end us at once, leaving every server,
+    # service and generator (each in its own process group) running.
+    previous_hup = signal.signal(signal.SIGHUP, _raise_interrupt)
+    # Ctrl-C must stop a run even when the shell started us with SIGINT ignored (a
+    # background job of a script), or a stop request would be silently dropped.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGHUP, previous_hup)
+        signal.signal(signal.SIGINT, previous_int)

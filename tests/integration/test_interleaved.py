@@ -113,6 +113,24 @@ def test_method_auto_runs_a_cpu_bound_workload_as_a_duet_and_says_why(tmp_path: 
     assert results.trials and all(t.spec.method == "duet" and t.spec.partner for t in results.trials)
 
 
+def test_method_auto_measures_each_workload_by_its_own_method_in_one_run(tmp_path: Path) -> None:
+    done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--stack", "falcon:gunicorn-sync", *SHORT,
+                      "--workload", "hello", "--workload", "upstream", "--method", "auto", "--repeats", "2",
+                      "--rounds-per-launch", "1", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "--method auto: duet for hello (on the CPU), then interleaved for upstream" in done.stderr
+    results = load_results(tmp_path)
+    assert results.header.options["method"] == "auto"  # each window records its own method
+    methods = {w: {t.spec.method for t in results.trials if t.spec.workload == w} for w in ("hello", "upstream")}
+    assert methods == {"hello": {"duet"}, "upstream": {"interleaved"}}
+    assert all(t.spec.partner for t in results.trials if t.spec.workload == "hello")
+    assert not any(t.spec.partner for t in results.trials if t.spec.workload == "upstream")
+    report = pywebbench("report", str(tmp_path))
+    assert report.returncode == 0, report.stderr[-2000:]
+    flat = " ".join(report.stdout.split())
+    assert "Method for hello: duet" in flat and "Method for upstream: interleaved" in flat
+
+
 def test_launch_blocks_start_one_stack_beside_the_baseline_per_launch(tmp_path: Path) -> None:
     done = pywebbench("run", *THREE, *SHORT, "--launch-block", "1", "--repeats", "2", "--rounds-per-launch", "1",
                       "--out", str(tmp_path))

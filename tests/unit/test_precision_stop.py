@@ -15,7 +15,7 @@ import pytest
 from pywebbench.analyze.precision import precision_note, row_half_width
 from pywebbench.analyze.rows import summarize
 from pywebbench.analyze.allocation import open_rule, ranking_rule
-from pywebbench.execute import wide_labels
+from pywebbench.analyze.precision import wide_labels
 from pywebbench.loadgen.base import LoadRequest
 from support.fake_loadgen import FakeLoadGenerator, synthetic_result
 from pywebbench.measure.round_plan import Budget, RoundPlan, SetOutcome

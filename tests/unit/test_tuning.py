@@ -366,3 +366,16 @@ def test_check_tune_accepts_a_plain_throughput_tuning() -> None:
     tune_module.check_tune(RunOptions(stacks=("flask:gunicorn-sync",)), None, resume=False, rates=())
     with pytest.raises(UserError, match="cannot be resumed"):
         tune_module.check_tune(RunOptions(), None, resume=True, rates=())
+
+
+def test_a_best_whose_own_measuring_was_cut_short_is_said_to_be_a_floor() -> None:
+    open_ended = {w: Capacity(100.0 * w, None, (), "budget") for w in (1, 2, 4, 9)}
+    _, outcome = _capacity_ladder(open_ended, cut={1, 2, 4, 9})
+    ranked = rank([outcome])
+    assert ranked[0].rank == 1 and ranked[0].measured.cut_short
+    tuning = Tuning("p99<100ms", "hello", (), ranked, (), deploy=((ranked[0].config.label, "gunicorn -w 9"),))
+    text = render_tuning_markdown(tuning)
+    assert "the best's own measuring was cut short" in text and "a floor, not a bracket" in text
+    resolved = {w: Capacity(100.0 * w, 105.0 * w, (), "resolved") for w in (1, 2, 4, 9)}
+    _, outcome = _capacity_ladder(resolved)
+    assert "the best's own measuring" not in render_tuning_markdown(Tuning("p99<100ms", "hello", (), rank([outcome]), ()))

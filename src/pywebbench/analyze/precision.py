@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pywebbench.analyze.rows import Row, Summary
+from pathlib import Path
+
+from pywebbench.analyze.rows import Row, Summary, summarize
 from pywebbench.analyze.stats import half_width
 from pywebbench.results.model import ResultSet
+from pywebbench.results.store import load_results
 
 
 def row_half_width(row: Row) -> float | None:
@@ -21,6 +24,11 @@ def wide_rows(rows: tuple[Row, ...], precision: float) -> list[Row]:
     """Measured rows whose interval is wider than ±precision, or that have none yet."""
     return [r for r in rows if r.rps is not None
             and ((w := row_half_width(r)) is None or w > precision)]
+
+
+def wide_labels(run_dir: Path, precision: float) -> set[str]:
+    """Stacks (labels) of a run's results with an interval wider than ±precision, or none yet."""
+    return {row.label for row in wide_rows(summarize(load_results(run_dir)).rows, precision)}
 
 
 def precision_note(results: ResultSet, summary: Summary) -> str | None:

@@ -189,8 +189,8 @@ OPTIONS: tuple[Option, ...] = (
       "paired ratios; duet: two stacks at once on the same CPUs, every pair each round up to 5 stacks, each "
       "beside its neighbours and a random partner beyond (CPU-bound comparisons); "
       "restart: a server start, warmup and one window per trial (the seeds' method); "
-      "auto: duet when every workload keeps the stacks on the CPU, interleaved when one waits on PostgreSQL or "
-      "the upstream", choices=METHODS),
+      "auto: duet for the workloads that keep the stacks on the CPU, interleaved for those that wait on "
+      "PostgreSQL or the upstream (one part after the other in one run)", choices=METHODS),
     O("timeout_s", "--timeout", "seconds before the generator gives up on a request ({default})", float),
     O("keepalive", "--no-keepalive", "close each connection after one request", kind=Kind.OFF, commands=RUN_LIKE),
     O("seed", "--seed", "seed of the random stack order", int),

@@ -98,7 +98,9 @@ def cell_title(spec: TrialSpec) -> str:
     timing = f"{spec.requests:,} requests" if spec.requests else f"{spec.duration_s:g}s (+{spec.warmup_s:g}s warmup)"
     return " - ".join([spec.workload, f"{spec.connections} connections", spec.generator, timing,
                        f"stack CPUs {cpus_label(spec.stack_cpus)}, generator CPUs {cpus_label(spec.loadgen_cpus)}",
-                       *knob_labels(spec, omit=("connections", "stack_cpus"))])
+                       *knob_labels(spec, omit=("connections", "stack_cpus")),
+                       # --method auto may measure one workload by duet and another interleaved.
+                       *([f"method {spec.method}"] if spec.method.paired else [])])
 
 
 def _order_key(value: object) -> tuple[int, float, str]:
@@ -146,29 +148,38 @@ def latency_format(ms: float | None) -> str:
 
 
 def method_note(rows: list[Row]) -> str:
-    """What the paired method did and how to read its intervals and ties."""
-    method = rows[0].method
-    rounds = max(r.rounds for r in rows)
-    launches = max(r.launches for r in rows)
-    spec = rows[0].spec
-    text = (f"Method: {method}, {rounds} rounds in {launches} launch(es), {spec.duration_s:g}s windows after "
-            f"{spec.settle_s:g}s settles. Ratio: to the baseline within each round, the geometric mean of "
+    """What the paired method (or each workload's, when --method auto chose one per workload) did
+    and how to read its intervals and ties."""
+    by_method: dict[Method, list[Row]] = {}
+    for row in rows:
+        by_method.setdefault(row.method, []).append(row)
+    heads = [_method_head(method, mine, named=len(by_method) > 1) for method, mine in by_method.items()]
+    text = ("; ".join(heads) + ". Ratio: to the baseline within each round, the geometric mean of "
             "its launch means; its 95% interval is Student's t over the launch means, their spread moderated "
             "across the table's stacks (one launch: no interval, 'needs 2 launches'; a table of one or two "
             "ratios lends nothing, and two launches there give one degree of freedom: 'needs 3 launches'). Rows with the "
             "same Tie number are tied: the interval of their own paired ratio holds 1. Next: each row against "
             "the one below, != different, ~= equivalent (two one-sided tests within the run's --equivalence "
             "margin), ? unresolved.")
-    if method == Method.DUET:
-        design = ("every pair of stacks was loaded at the same time once a round" if len({r.label for r in rows})
+    if (duet := by_method.get(Method.DUET)) is not None:
+        design = ("every pair of stacks was loaded at the same time once a round" if len({r.label for r in duet})
                   <= COMPLETE_UP_TO else "two stacks at a time, each beside its neighbours in the order the "
                   "rounds before gave and beside a random cycle's (two cycles a round, each stack in four windows)")
         text += (f" Duet: {design}, on the same CPUs "
                  "with equal CPU shares, and each ratio to the baseline is the least-squares fit to all of "
                  "the round's pairs; it is relative efficiency under a shared CPU and answers CPU-bound "
                  "comparisons, not stacks limited by waiting (a database behind few workers).")
-        text += waiting_sides(rows)
+        text += waiting_sides(duet)
     return text
+
+
+def _method_head(method: Method, rows: list[Row], *, named: bool) -> str:
+    """'Method: duet, 8 rounds in 4 launch(es), 4s windows after 0.25s settles', with the
+    workloads it measured when the run used more than one method."""
+    spec = rows[0].spec
+    which = f" for {', '.join(sorted({r.spec.workload for r in rows}))}" if named else ""
+    return (f"Method{which}: {method}, {max(r.rounds for r in rows)} rounds in {max(r.launches for r in rows)} "
+            f"launch(es), {spec.duration_s:g}s windows after {spec.settle_s:g}s settles")
 
 
 DUET_WAITING_SHARE = 0.7

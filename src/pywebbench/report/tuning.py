@@ -92,6 +92,10 @@ def tuning_footer(tuning: Tuning) -> list[str]:
     if unknown:
         lines.append(f"not offered to deploy: {len(unknown)} tied configuration(s) whose own measuring was cut short "
                      "(they may lie as high as the best, or far below it; a longer --budget tells)")
+    best = tuning.ranked[0] if tuning.ranked and tuning.ranked[0].rank == 1 else None
+    if best is not None and best.measured.cut_short:
+        lines.append(f"the best's own measuring was cut short ({best.measured.cut_short}): it leads on what was "
+                     "measured, and its figure is a floor, not a bracket (a longer --budget closes it)")
     cut = tuning.cut_short
     if cut:
         lines.append("cut short: " + "; ".join(f"{label}: {why}" for label, why in cut))

@@ -210,6 +210,42 @@ the plain mean of the few stacks still measured would be their mean level, not t
 {inside} of {len(rated)} cells cover between {LOW:.0%} and {HIGH:.0%} (lowest {min(rated):.1%}, highest {max(rated):.1%})."""
 
 
+def stopping_section(results: Path) -> str:
+    """Coverage under run --precision's stop, from docs/results/coverage/stopping.json."""
+    data = read_record(results, "stopping.json")
+    if data is None:
+        return "No simulation of the precision stop committed yet (`scripts/coverage`)."
+    lines = ["| method | stacks | longest run: launches x rounds | stop within | first look after | coverage "
+             "| stopped early | rounds (mean) |", "|---|---|---|---|---|---|---|---|"]
+    for c in data["cells"]:
+        coverage = c["covered"] / c["intervals"] if c["intervals"] else None
+        mark = "" if coverage is None or LOW <= coverage <= HIGH else " (!)"
+        lines.append(f"| {c['method']} | {c['stacks']} | {c['launches']} x {c['rounds']} | ±{c['precision']:.0%} | "
+                     f"{c['min_rounds'] // c['rounds']} launches | "
+                     + (f"{coverage:.1%}{mark}" if coverage is not None else "no interval")
+                     + f" | {c['stopped_early'] / c['runs']:.0%} | {c['mean_rounds']:.1f} |")
+    said = []
+    for launches in sorted({c["min_rounds"] // c["rounds"] for c in data["cells"]}):
+        rated = [c["covered"] / c["intervals"] for c in data["cells"]
+                 if c["intervals"] and c["min_rounds"] // c["rounds"] == launches]
+        said.append(f"first look after {launches} launches: {sum(LOW <= r <= HIGH for r in rated)} of {len(rated)} "
+                    f"cells between {LOW:.0%} and {HIGH:.0%}, lowest {min(rated):.1%}, highest {max(rated):.1%}")
+    return f"""\
+`run --precision` with every stack in every round: once its planned rounds are in, and at
+least {data["first_look_launches"]} launches, the run asks after each round whether every ratio's interval is
+within the precision, and stops when it is (`analyze/stopping.first_look`). Stopping because the
+intervals came out narrow is a look at the data; the report computes the intervals as if the
+rounds had been fixed in advance. Each run below is simulated on the noise of its method's grid
+(interleaved: above; duet: below) and the rule applied after every round, up to the longest run
+shown; *stopped early* is the share of runs the rule ended before their last round. The rows
+whose first look comes after 2 launches are the rule as it was: where most runs stopped early it
+cost up to two points of coverage; looking first after {data["first_look_launches"]} costs about one round.
+
+{chr(10).join(lines)}
+
+{"; ".join(said)}."""
+
+
 def _share_range(cells: list[dict[str, Any]], key: str) -> str:
     shares = [c[key] / (c["runs"] * (c["stacks"] - 1)) for c in cells]
     return f"{min(shares):.0%}-{max(shares):.0%}"

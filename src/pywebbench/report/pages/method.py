@@ -161,6 +161,12 @@ def _coverage(results: Path) -> str:
 
 {coverage.allocation_section(results)}
 
+### The precision stop: coverage when the whole run stops on a look
+
+`python -m pywebbench.analyze.stopping docs/results/coverage/stopping.json` (in `scripts/coverage`)
+
+{coverage.stopping_section(results)}
+
 ### Duet designs, up to the whole catalog
 
 `python -m pywebbench.analyze.duet_coverage docs/results/coverage/duet.json` (in `scripts/coverage`)
