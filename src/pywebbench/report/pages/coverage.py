@@ -175,6 +175,14 @@ def _placed_words(cells: list[dict[str, Any]]) -> str:
             f"and fewer in {fewer}.")
 
 
+def _coverage_mark(cell: dict[str, Any]) -> str:
+    """A simulated cell's coverage, marked (!) outside the band; 'no interval' where it gave none."""
+    if not cell["intervals"]:
+        return "no interval"
+    coverage = cell["covered"] / cell["intervals"]
+    return f"{coverage:.1%}" + ("" if LOW <= coverage <= HIGH else " (!)")
+
+
 def allocation_section(results: Path) -> str:
     """The adaptive design's coverage and what it answers, from docs/results/coverage/allocation.json."""
     data = read_record(results, "allocation.json")
@@ -183,13 +191,10 @@ def allocation_section(results: Path) -> str:
     lines = ["| stacks | even design: launches x rounds | rule | coverage | adaptive launches (mean) "
              "| answered: adaptive | even |", "|---|---|---|---|---|---|---|"]
     for c in data["cells"]:
-        coverage = c["covered"] / c["intervals"] if c["intervals"] else None
-        mark = "" if coverage is None or LOW <= coverage <= HIGH else " (!)"
         ratios = c["runs"] * (c["stacks"] - 1)
         rule = f"within ±{c['precision']:.0%}" if c["precision"] is not None else "placed in the ranking"
-        lines.append(f"| {c['stacks']} | {c['launches']} x {c['rounds']} | {rule} | "
-                     + (f"{coverage:.1%}{mark}" if coverage is not None else "no interval")
-                     + f" | {c['launches_used']:.1f} | {c['answered'] / ratios:.0%} | {c['even_answered'] / ratios:.0%} |")
+        lines.append(f"| {c['stacks']} | {c['launches']} x {c['rounds']} | {rule} | {_coverage_mark(c)}"
+                     f" | {c['launches_used']:.1f} | {c['answered'] / ratios:.0%} | {c['even_answered'] / ratios:.0%} |")
     rated = [c["covered"] / c["intervals"] for c in data["cells"] if c["intervals"]]
     inside = sum(LOW <= c <= HIGH for c in rated)
     return f"""\
@@ -218,12 +223,9 @@ def stopping_section(results: Path) -> str:
     lines = ["| method | stacks | longest run: launches x rounds | stop within | first look after | coverage "
              "| stopped early | rounds (mean) |", "|---|---|---|---|---|---|---|---|"]
     for c in data["cells"]:
-        coverage = c["covered"] / c["intervals"] if c["intervals"] else None
-        mark = "" if coverage is None or LOW <= coverage <= HIGH else " (!)"
         lines.append(f"| {c['method']} | {c['stacks']} | {c['launches']} x {c['rounds']} | ±{c['precision']:.0%} | "
-                     f"{c['min_rounds'] // c['rounds']} launches | "
-                     + (f"{coverage:.1%}{mark}" if coverage is not None else "no interval")
-                     + f" | {c['stopped_early'] / c['runs']:.0%} | {c['mean_rounds']:.1f} |")
+                     f"{c['min_rounds'] // c['rounds']} launches | {_coverage_mark(c)}"
+                     f" | {c['stopped_early'] / c['runs']:.0%} | {c['mean_rounds']:.1f} |")
     said = []
     for launches in sorted({c["min_rounds"] // c["rounds"] for c in data["cells"]}):
         rated = [c["covered"] / c["intervals"] for c in data["cells"]
