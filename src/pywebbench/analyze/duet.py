@@ -18,10 +18,14 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from scipy.special import stdtrit
 
 from pywebbench.analyze.paired import Interval, Observation, with_run_term
+
+_Array = np.ndarray[Any, Any]
 
 DUET_RUN_SD = 0.0043
 """A duet run's own offset (sd of log ratio), beyond what its launches show. A2 and A are the
@@ -37,6 +41,19 @@ DUET_RUN_DF = 11
 
 def with_duet_term(interval: Interval | None) -> Interval | None:
     return None if interval is None else with_run_term(interval, DUET_RUN_SD, DUET_RUN_DF)
+
+
+def duet_half_widths(se: _Array, df: _Array, confidence: float = 0.95) -> _Array:
+    """with_duet_term's half-widths (of log ratios) for whole arrays of intervals, each given by
+    its standard error and degrees of freedom: the simulations widen thousands at once."""
+    own, run = se ** 2, DUET_RUN_SD ** 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        spread = np.where(np.isfinite(df) & (df > 0), own ** 2 / df, 0.0) + run ** 2 / DUET_RUN_DF
+        total_df = (own + run) ** 2 / spread
+        # t_quantile's stand-in for an infinite df, so both forms read the same quantile.
+        half: _Array = stdtrit(np.where(np.isfinite(total_df), total_df, 1e9), 0.5 + confidence / 2.0) \
+            * np.sqrt(own + run)
+    return half
 
 
 @dataclass(frozen=True)

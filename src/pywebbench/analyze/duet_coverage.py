@@ -28,9 +28,8 @@ from typing import Any
 import numpy as np
 
 from pywebbench.analyze.coverage import Cell, Shape, write_record
-from pywebbench.analyze.duet import DUET_RUN_SD, round_levels, with_duet_term
+from pywebbench.analyze.duet import DUET_RUN_SD, duet_half_widths, round_levels
 from pywebbench.analyze.moderation import moderated_intervals
-from pywebbench.analyze.paired import Interval
 from pywebbench.plan.duet_design import duet_pairs
 
 _Array = np.ndarray[Any, Any]
@@ -185,7 +184,7 @@ def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | N
             break
         made = [simulate_run(shape, noise, rng) if block is None else simulate_block_run(shape, block, noise, rng)
                 for _ in range(min(batch, limit - len(per_run)))]
-        counts, hits, widths, lacking = _cover(shape, made, confidence)
+        counts, hits, widths, lacking = _cover(made, confidence)
         per_run.extend(zip(counts, hits, strict=True))
         halves.extend(widths)
         without += lacking
@@ -197,26 +196,17 @@ def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | N
                 float(np.median(halves)) if halves else None, se)
 
 
-def _cover(shape: Shape, made: list[tuple[_Array, _Array]],
-           confidence: float) -> tuple[list[int], list[int], list[float], int]:
+def _cover(made: list[tuple[_Array, _Array]], confidence: float) -> tuple[list[int], list[int], list[float], int]:
     """Per run, its intervals and how many covered the truth; every interval's relative
-    half-width; and the ratios that got none."""
+    half-width; and the ratios that got none. Each interval is widened by the duet's run term,
+    as the report widens every duet interval."""
     logs, truth = np.stack([m[0] for m in made]), np.stack([m[1] for m in made])
     bounds, _, _ = moderated_intervals(logs, confidence)
-    counts, hits = [0] * len(made), [0] * len(made)
-    halves: list[float] = []
-    for index in zip(*np.nonzero(np.isfinite(bounds.half)), strict=True):
-        centre, half = float(bounds.centre[index]), float(bounds.half[index])
-        own = Interval(math.exp(centre), math.exp(centre - half), math.exp(centre + half), shape.rounds,
-                       shape.launches, float(bounds.se[index]), float(bounds.df[index]), confidence=confidence)
-        widened = with_duet_term(own)  # as the report widens every duet interval
-        assert widened is not None
-        wide = math.log(widened.high) - centre
-        run = int(index[0])
-        counts[run] += 1
-        hits[run] += abs(centre - float(truth[index])) <= wide
-        halves.append(math.expm1(wide))
-    return counts, hits, halves, int(truth.size) - sum(counts)
+    has = np.isfinite(bounds.half)
+    wide = np.where(has, duet_half_widths(bounds.se, bounds.df, confidence), np.inf)
+    hits = has & (np.abs(bounds.centre - truth) <= wide)
+    return (has.sum(axis=-1).tolist(), hits.sum(axis=-1).tolist(), np.expm1(wide[has]).tolist(),
+            int((~has).sum()))
 
 
 GRID_LAUNCHES = (2, 3, 4, 6)

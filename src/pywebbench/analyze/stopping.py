@@ -19,11 +19,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import stdtrit
 
 from pywebbench.analyze.allocation import settled
 from pywebbench.analyze.coverage import Noise, Shape, simulate_logs, write_record
-from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD
+from pywebbench.analyze.duet import duet_half_widths
 from pywebbench.analyze.duet_coverage import DuetNoise, simulate_run
 from pywebbench.analyze.moderation import moderated_intervals
 
@@ -38,15 +37,9 @@ def interleaved_intervals(logs: _Array) -> tuple[_Array, _Array]:
 
 
 def duet_intervals(logs: _Array) -> tuple[_Array, _Array]:
-    """The moderated intervals widened by the duet's run term, as the report widens them
-    (analyze/duet.with_duet_term, here for whole arrays)."""
+    """The moderated intervals widened by the duet's run term, as the report widens them."""
     bounds, _, _ = moderated_intervals(logs)
-    own, run = bounds.se ** 2, DUET_RUN_SD ** 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        spread = np.where(np.isfinite(bounds.df) & (bounds.df > 0), own ** 2 / bounds.df, 0.0) + run ** 2 / DUET_RUN_DF
-        df = (own + run) ** 2 / spread
-        half = stdtrit(np.where(np.isfinite(df), df, 1e9), 0.975) * np.sqrt(own + run)
-    return bounds.centre, np.where(np.isfinite(bounds.half), half, np.nan)
+    return bounds.centre, np.where(np.isfinite(bounds.half), duet_half_widths(bounds.se, bounds.df), np.nan)
 
 
 def truncated(logs: _Array, measured: _Array) -> _Array:
