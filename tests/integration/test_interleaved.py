@@ -167,6 +167,8 @@ def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Pa
     assert figures["rounds"] >= 2 and len(figures["aa_ci"]) == 2 and len(figures["ab_ci"]) == 2
     assert figures["wall_s"] < 180 + 10  # the budget and one window
     assert figures["ab_expected"] is not None and figures["ab_holds_expected"] is not None
+    # B spins the sizing probe's own loops, on the share of its requests that makes 5%
+    assert 0 < figures["extra_share"] < 1 and figures["ab_expected_score"] is not None
     assert figures["cpu_source"].startswith("cgroup")
     # B was given work sized from A's own CPU per request, and the kernel saw it spend more
     # B's extra CPU per request as the kernel saw it: present and finite; its size is judged by

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import pytest
 
-from pywebbench.analyze.calibrate import Sizing, expected_ab, holds
+from pywebbench.analyze.calibrate import EXACTLY_ONE, Sizing, expected_ab, holds, normal_score
 from pywebbench.analyze.paired import Interval
+from pywebbench.catalog.servers import APPS_DIR
 
 
 def _interval(center: float, se: float, df: float = 6.0) -> Interval:
@@ -39,3 +41,42 @@ def test_a_narrow_expected_ratio_on_few_df_does_not_set_the_quantile() -> None:
     expected = _interval(0.950, 0.0035, df=2.0)
     assert holds(_interval(1.027, 0.0206, df=9.0), expected) is False
     assert holds(_interval(0.990, 0.0206, df=9.0), expected) is True  # 1.9 se: within t(9.5) = 2.25
+
+
+def test_the_normal_score_misses_exactly_where_holds_does() -> None:
+    """A t score on 6 df at its 97.5% quantile (2.447) is a normal score of 1.96: the score and
+    holds() are one rule, the score kept so that runs can be judged together."""
+    expected = _interval(0.95, 0.004)
+    for center in (0.90, 0.93, 0.94, 0.95, 0.955, 0.97, 1.0):
+        observed = _interval(center, 0.006)
+        score = normal_score(observed, expected)
+        assert score is not None and (abs(score) <= 1.96) == holds(observed, expected)
+    edge = normal_score(_interval(math.exp(2.447 * 0.01), 0.01, df=6.0), EXACTLY_ONE)
+    assert edge == pytest.approx(1.96, abs=0.01)
+    assert normal_score(_interval(0.99, 0.01), EXACTLY_ONE) < 0  # type: ignore[operator]
+    assert normal_score(None, EXACTLY_ONE) is None
+
+
+def test_b_spinning_the_probe_on_a_share_of_requests_expects_that_share_of_its_cost() -> None:
+    """B spins the probe's own loops on a share of its requests: k = share, no loop-count scaling."""
+    probe = _interval(1.62, 0.01)
+    share = (1 / 0.95 - 1) / 0.62
+    expected = expected_ab(Sizing(14_000, 160.0, 0.0071, 14_000, probe, share=share))
+    assert expected is not None and expected.center == pytest.approx(0.95)
+    same = expected_ab(Sizing(round(14_000 * share), 160.0, 0.0071, 14_000, probe))
+    assert same is not None and same.center == pytest.approx(expected.center, abs=1e-4)
+
+
+def test_the_app_spins_an_even_share_of_its_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(APPS_DIR))
+    import pwb_common
+
+    try:
+        for share in (0.0848, 1 / 3, 0.5, 0.97):
+            due = [pwb_common.spins_now(n, share) for n in range(10_000)]
+            assert sum(due) == math.floor(10_000 * share)
+            for start in range(0, 9_900, 997):  # any 100 requests in a row: within one of 100 x share
+                assert abs(sum(due[start:start + 100]) - 100 * share) <= 1
+        assert all(pwb_common.spins_now(n, 1.0) for n in range(50))
+    finally:
+        sys.modules.pop("pwb_common", None)

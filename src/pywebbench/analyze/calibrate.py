@@ -17,6 +17,8 @@ import math
 import time
 from dataclasses import asdict, dataclass, replace
 
+from scipy.special import ndtri, stdtr
+
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
@@ -27,6 +29,7 @@ from pywebbench.results.model import ResultSet
 
 DEFAULT_SLOWDOWN = 0.05
 EXTRA_WORK_ENV = "PWB_EXTRA_WORK_LOOPS"
+EXTRA_SHARE_ENV = "PWB_EXTRA_WORK_SHARE"
 
 
 def loops_per_us() -> float:
@@ -44,19 +47,23 @@ def loops_per_us() -> float:
 LOOP_PROBE = 1_000_000
 
 
-def calibration_variants(catalog: Catalog, stack_id: str, extra_loops: int) -> tuple[Variant, ...]:
+def calibration_variants(catalog: Catalog, stack_id: str, extra_loops: int,
+                         share: float = 1.0) -> tuple[Variant, ...]:
     stack = catalog.resolve(stack_id)
     if stack.unavailable:
         raise UserError(f"{stack.id} is unavailable here: {stack.unavailable}")
     if stack.server.native is not None:
         raise UserError(f"calibrate needs a Python stack (its app adds the known work), not {stack.id}")
-    return (Variant(stack, "A"), Variant(stack, "A2"),
-            Variant(stack, "B", ((EXTRA_WORK_ENV, str(extra_loops)),)))
+    work: tuple[tuple[str, str], ...] = ((EXTRA_WORK_ENV, str(extra_loops)),)
+    if share < 1.0:
+        work += ((EXTRA_SHARE_ENV, f"{share:.6f}"),)
+    return (Variant(stack, "A"), Variant(stack, "A2"), Variant(stack, "B", work))
 
 
 SIZING_PROBE_US = 100.0
-"""The extra work B gets in the sizing phase (nominal): about a third more CPU per request on
-flask:gunicorn-sync, so that a window's 6% of noise moves its measured cost by little. With a
+"""The extra work B gets in the sizing phase (nominal): a third to three fifths more CPU per
+request on flask:gunicorn-sync (by the machine's speed), so that a window's noise moves its
+measured cost by little. With a
 40 us probe and 3 rounds the cost came out 1.5x off and B was 7.4% slower instead of 5%."""
 
 
@@ -77,15 +84,22 @@ class Sizing:
     probe_loops: int
     probe_ratio: Interval | None
     """B's CPU per request over A's in the sizing windows (the probe), with its interval."""
+    share: float = 1.0
+    """The share of B's requests that spin `loops` (1: every request, as the runs before this design did)."""
 
 
 def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> Sizing:
-    """Loops for B, from A's CPU per request and what a loop cost the app in the sizing run.
+    """B's extra work, from A's CPU per request and what the probe cost the app in the sizing run.
 
     Makes a CPU-bound stack `slowdown` slower in req/s: its CPU per request t must grow to
     t / (1 - s), by t * s / (1 - s). A loop costs the running app more than it costs in a
     tight timing loop (1.6-2.4x here: caches, queueing), so the sizing run loads A and B with
-    a probe and divides by what the kernel saw the probe cost.
+    a probe and reads what the kernel saw the probe cost. B then spins the probe's own loops
+    on that share of its requests: the same work the probe was measured doing. A tenth as many
+    loops on every request (the design until interleaved run 27) was an extrapolation the runs
+    did not bear out: a loop cost their main phases 1.08 [0.93, 1.24] times what the probe read,
+    and B/A scattered about its expected value 1.4 times as far as both errors allowed
+    (docs/method.md).
     """
     rows = {r.spec.alias: r for r in summarize(results).rows}
     a, b = rows.get("A"), rows.get("B")
@@ -93,15 +107,17 @@ def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> Si
         raise UserError("the sizing run measured no CPU per request for A and B (see its logs)")
     cpu_a_us = a.cpu_ms_per_req * 1000
     per_loop_us = max(1e-4, cpu_a_us * (b.cpu_ratio - 1.0) / probe_loops)
-    wanted_us = cpu_a_us * slowdown / (1.0 - slowdown)
-    return Sizing(max(1, round(wanted_us / per_loop_us)), cpu_a_us, per_loop_us, probe_loops, b.cpu_ratio_interval)
+    share = cpu_a_us * slowdown / (1.0 - slowdown) / (per_loop_us * probe_loops)
+    if share >= 1.0:  # a slowdown beyond the probe's: more loops on every request
+        return Sizing(round(probe_loops * share), cpu_a_us, per_loop_us, probe_loops, b.cpu_ratio_interval)
+    return Sizing(probe_loops, cpu_a_us, per_loop_us, probe_loops, b.cpu_ratio_interval, round(share, 6))
 
 
 def expected_ab(sizing: Sizing) -> Interval | None:
     """The B/A req/s ratio the loops should give a CPU-bound stack, with its interval.
 
     B spends t (1 + k (r - 1)) per request, with r the probe's CPU ratio in the sizing windows
-    and k = loops / probe loops (A's own cost t cancels), so B/A = 1 / (1 + k (r - 1)). Its
+    and k = share x loops / probe loops (A's own cost t cancels), so B/A = 1 / (1 + k (r - 1)). Its
     interval carries the sizing windows' uncertainty in r (the delta method on the log). These
     are other windows than the main phase's, so the expected value is a check on B/A, not a
     restatement of it (B's CPU per request in the same windows would be: it is CPU share / req/s).
@@ -109,7 +125,7 @@ def expected_ab(sizing: Sizing) -> Interval | None:
     r = sizing.probe_ratio
     if r is None:
         return None
-    k = sizing.loops / sizing.probe_loops
+    k = sizing.share * sizing.loops / sizing.probe_loops
 
     def at(ratio: float) -> float:
         return 1.0 / (1.0 + k * max(ratio - 1.0, -0.99 / k))
@@ -133,6 +149,27 @@ def holds(observed: Interval | None, expected: Interval | None, confidence: floa
     return gap <= t_quantile(satterthwaite_df((own, observed.df), (lent, expected.df)), confidence) * se
 
 
+EXACTLY_ONE = Interval(center=1.0, low=1.0, high=1.0, n_rounds=0, n_launches=0, se_log=0.0)
+"""The A/A truth: known without error."""
+
+
+def normal_score(observed: Interval | None, expected: Interval | None) -> float | None:
+    """log(observed / expected) over its combined standard error, carried through the t
+    distribution of its Satterthwaite df to a standard normal score. Across runs whose intervals
+    have the right width and no bias, the scores have mean 0 and RMS 1 (a t score on few df would
+    not: its variance is df / (df - 2)); a score beyond +-1.96 is a run whose interval missed."""
+    if observed is None or expected is None:
+        return None
+    own, lent = observed.se_log ** 2, expected.se_log ** 2
+    se = math.sqrt(own + lent)
+    if se <= 0:
+        return None
+    df = satterthwaite_df((own, observed.df), (lent, expected.df))
+    t = (math.log(observed.center) - math.log(expected.center)) / se
+    tail = float(stdtr(df if math.isfinite(df) else 1e9, t))
+    return float(ndtri(min(max(tail, 1e-15), 1.0 - 1e-15)))
+
+
 @dataclass(frozen=True)
 class Calibration:
     stack: str
@@ -152,10 +189,10 @@ class Calibration:
     injected_slowdown: float
     """The B variant's expected req/s slowdown as a fraction, if A is CPU-bound."""
     extra_loops: int
-    """Iterations of an empty loop B adds per request, sized from A's measured CPU per request
+    """Iterations of an empty loop B adds to a request, sized from A's measured CPU per request
     and what a loop cost the app in the sizing run."""
     extra_us: float
-    """The same work in microseconds of a tight timing loop in the harness (nominal)."""
+    """B's extra work per request on average, in microseconds of a tight timing loop in the harness (nominal)."""
     loop_cost_us: float | None
     """CPU microseconds one loop cost the running app in the sizing run."""
     detected: bool | None
@@ -172,11 +209,17 @@ class Calibration:
     cpu_ab_ci: tuple[float, float] | None
     ab_within_expected: bool | None
     """The A/B interval holds 1 - injected_slowdown (the nominal size)."""
+    extra_share: float = 1.0
+    """The share of B's requests that spin extra_loops (1: every request)."""
     ab_expected: float | None = None
     """The B/A the sizing windows' CPU says the loops give (expected_ab), with its interval."""
     ab_expected_ci: tuple[float, float] | None = None
     ab_holds_expected: bool | None = None
     """B/A agrees with ab_expected, both intervals' errors combined: the size of the effect is right."""
+    aa_score: float | None = None
+    """log(A2/A) as a normal score (normal_score): judged across runs, not within one."""
+    ab_expected_score: float | None = None
+    """log(B/A / ab_expected) as a normal score, both intervals' errors combined."""
     measured_share: float | None = None
     """Measured windows (sizing and main phase) as a fraction of the command's wall time."""
     main_measured_share: float | None = None
@@ -192,11 +235,16 @@ def _row(rows: list[Row], alias: str) -> Row | None:
     return next((r for r in rows if r.spec.alias == alias), None)
 
 
+def _rounded(score: float | None) -> float | None:
+    return None if score is None else round(score, 4)
+
+
 def _pair(ci: tuple[float, float] | None) -> tuple[float, float] | None:
     return None if ci is None else (round(ci[0], 5), round(ci[1], 5))
 
 
 def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, slowdown: float, wall_s: float,
+                     extra_share: float = 1.0,
                      loop_cost_us: float | None = None, expected: Interval | None = None,
                      measured_share: float | None = None,
                      main_measured_share: float | None = None,
@@ -224,9 +272,12 @@ def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, s
         cpu_aa_ratio=a2.cpu_ratio, cpu_aa_ci=_pair(a2.cpu_ratio_ci),
         cpu_ab_ratio=b.cpu_ratio, cpu_ab_ci=_pair(b.cpu_ratio_ci),
         ab_within_expected=None if b.ratio_ci is None else b.ratio_ci[0] <= nominal <= b.ratio_ci[1],
+        extra_share=extra_share,
         ab_expected=None if expected is None else round(expected.center, 5),
         ab_expected_ci=None if expected is None else _pair((expected.low, expected.high)),
         ab_holds_expected=holds(b.ratio_interval, expected),
+        aa_score=_rounded(normal_score(a2.ratio_interval, EXACTLY_ONE)),
+        ab_expected_score=_rounded(normal_score(b.ratio_interval, expected)),
         measured_share=None if measured_share is None else round(measured_share, 4),
         main_measured_share=None if main_measured_share is None else round(main_measured_share, 4),
         main_phases=None if main_phases is None else {k: round(v, 1) for k, v in main_phases.items()},

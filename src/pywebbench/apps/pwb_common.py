@@ -31,7 +31,9 @@ fork: connections, pools and sessions are never shared between workers.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import math
 import os
 import threading
 import weakref
@@ -65,6 +67,11 @@ from pwb_sync import SyncBackend as SyncBackend
 # count sized from a timing at start-up varied launch to launch), and no system call runs
 # while a request spins (polling the thread's CPU clock slowed the rest of the request too).
 SPIN_LOOPS = int(os.environ.get("PWB_EXTRA_WORK_LOOPS", "0") or 0)
+# The share of requests that spin them (1 = every one): calibrate gives B the sizing probe's
+# count on a share of its requests, so B does exactly the work the probe was measured doing
+# (a tenth as many loops on every request cost the app more per loop than the probe read).
+SPIN_SHARE = float(os.environ.get("PWB_EXTRA_WORK_SHARE", "1") or 1)
+_served = itertools.count()  # next() is atomic under the GIL: threaded workers lose no count
 
 
 def _spin(loops: int) -> None:
@@ -73,8 +80,14 @@ def _spin(loops: int) -> None:
         pass
 
 
+def spins_now(served: int, share: float) -> bool:
+    """Whether request number `served` (from 0) of this process spins: evenly spread, so any
+    n requests in a row spin n * share of them, give or take one."""
+    return share >= 1.0 or math.floor((served + 1) * share) > math.floor(served * share)
+
+
 def hello_body() -> bytes:
-    if SPIN_LOOPS:
+    if SPIN_LOOPS and spins_now(next(_served), SPIN_SHARE):
         _spin(SPIN_LOOPS)
     return HELLO
 

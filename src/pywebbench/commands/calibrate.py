@@ -47,6 +47,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     table = sys.stderr if args.json else sys.stdout
     per_us = loops_per_us()
     extra_loops = round(args.extra_us * per_us) if args.extra_us is not None else 0
+    share = 1.0
     loop_cost_us: float | None = None
     expected: Interval | None = None
     measured_s = 0.0
@@ -55,17 +56,17 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
         if isinstance(sized_up, int):
             return sized_up
         sizing_read, expected, measured_s = sized_up
-        extra_loops, loop_cost_us = sizing_read.loops, sizing_read.per_loop_us
+        extra_loops, share, loop_cost_us = sizing_read.loops, sizing_read.share, sizing_read.per_loop_us
     spent = time.monotonic() - started
     budget = None if options.budget_s is None else max(1.0, options.budget_s - spent)
-    variants = calibration_variants(catalog, stack_id, extra_loops)
+    variants = calibration_variants(catalog, stack_id, extra_loops, share)
     job = Job("calibrate", replace(options, budget_s=budget, out_dir=run_dir), variants=variants,
-              extra={"extra_loops": extra_loops, "slowdown": args.slowdown})
+              extra={"extra_loops": extra_loops, "extra_share": share, "slowdown": args.slowdown})
     outcome = run_in_terminal(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")
     main_measured = outcome.ledger.get("measured windows", 0.0)
     wall_s = time.monotonic() - started
     report = calibrate_report(load_results(outcome.run_dir), extra_loops=extra_loops,
-                              extra_us=extra_loops / per_us, slowdown=args.slowdown,
+                              extra_us=extra_loops * share / per_us, extra_share=share, slowdown=args.slowdown,
                               wall_s=wall_s, loop_cost_us=loop_cost_us, expected=expected,
                               measured_share=(measured_s + main_measured) / wall_s,
                               main_measured_share=main_measured / outcome.wall_s if outcome.wall_s > 0 else None,

@@ -40,7 +40,8 @@ def sizing_phase(options: RunOptions, catalog: Catalog, stack_id: str, per_us: f
     read = size_extra_work(load_results(outcome.run_dir), slowdown, probe_loops)
     expected = expected_ab(read)
     err.print(f"sizing: A spends {read.cpu_a_us:,.0f} us per request, a loop costs the app "
-              f"{read.per_loop_us * 1000:.1f} ns: B spins {read.loops:,} loops per request"
+              f"{read.per_loop_us * 1000:.1f} ns: B spins {read.loops:,} loops on "
+              + ("every request" if read.share >= 1.0 else f"{read.share:.2%} of its requests")
               + (f" (expected B/A {expected.center:.4f} [{expected.low:.4f}, {expected.high:.4f}])"
                  if expected is not None else ""))
     return read, expected, outcome.ledger.get("measured windows", 0.0)

@@ -21,7 +21,9 @@ def render_calibration(c: Calibration) -> str:
         f"launch(es), {c.window_s:g}s windows after {c.settle_s:g}s settles, {c.wall_s / 60:.1f} min; "
         f"CPU from {c.cpu_source}",
         f"  A/A: req/s ratio {c.aa_ratio or 0:.4f} {ci(c.aa_ci)}: {aa[c.aa_contains_one]}",
-        f"  A/B: B spins {c.extra_loops:,} more loops per request, sized to slow a CPU-bound stack by "
+        f"  A/B: B spins {c.extra_loops:,} more loops on "
+        + ("every request" if c.extra_share >= 1.0 else f"{c.extra_share:.2%} of its requests")
+        + ", sized to slow a CPU-bound stack by "
         f"{pct(c.injected_slowdown)} (the kernel saw {c.injected_measured_us or 0:,.1f} us more); "
         f"req/s ratio {c.ab_ratio or 0:.4f} {ci(c.ab_ci)}: {ab[c.detected]}",
         f"  CPU per request: A {c.cpu_us_per_req_a or 0:,.0f} us; A2/A {c.cpu_aa_ratio or 0:.4f} "

@@ -14,10 +14,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from scipy.special import chdtri
+
 from pywebbench.analyze.pairing import paired_to_baseline
 from pywebbench.analyze.calibrate import (
     EXTRA_WORK_ENV, Calibration, calibrate_report, expected_ab, size_extra_work,
 )
+from pywebbench.analyze.moderation import t_quantile
 from pywebbench.analyze.paired import Interval, Observation, level_variances
 from pywebbench.errors import UserError
 from pywebbench.results.model import Method, TrialResult
@@ -47,6 +50,7 @@ def load_run(path: Path) -> CalibrationRun:
     figures = calibrate_report(
         results, extra_loops=printed["extra_loops"], extra_us=printed["extra_us"],
         slowdown=printed["injected_slowdown"], wall_s=printed["wall_s"], loop_cost_us=printed.get("loop_cost_us"),
+        extra_share=printed.get("extra_share", 1.0),
         expected=_expected(path, printed),
         measured_share=printed.get("measured_share"), main_measured_share=printed.get("main_measured_share"),
     )
@@ -79,7 +83,7 @@ def _expected(path: Path, printed: dict[str, Any]) -> Interval | None:
         sizing = size_extra_work(sized, printed["injected_slowdown"], probe_loops)
     except UserError:
         return None
-    return expected_ab(replace(sizing, loops=int(printed["extra_loops"])))
+    return expected_ab(replace(sizing, loops=int(printed["extra_loops"]), share=printed.get("extra_share", 1.0)))
 
 
 def by_position(ratios: tuple[Observation, ...]) -> tuple[float, ...]:
@@ -165,3 +169,37 @@ def summary(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: floa
     if judged:
         text += f", B/A holding the ratio its sizing expected in {sum(judged)} of {len(judged)}"
     return text + "."
+
+
+SCORES_NEEDED = 5
+"""Runs before the scores' spread says anything: with fewer, an RMS of 1 spans 0.4-1.6."""
+
+
+def across_runs(runs: list[CalibrationRun]) -> str:
+    """Whether the runs' intervals have the right width and no bias, judged across runs, where
+    one run's hold or miss cannot tell: each run's log ratio over its own standard error as a
+    normal score (analyze.calibrate.normal_score). Right width: the scores' RMS is 1 within its
+    chi-square range for that many runs; no bias: the geometric mean ratio, with Student's t over
+    the runs (each run one value, independent of the others), holds the truth."""
+    sentences = []
+    for label, truth, pairs in (
+        ("A2/A", "1", [(c.aa_ratio, c.aa_score) for c in (r.figures for r in runs)]),
+        ("B/A over the ratio its sizing expected", "1",
+         [(c.ab_ratio / c.ab_expected if c.ab_ratio and c.ab_expected else None, c.ab_expected_score)
+          for c in (r.figures for r in runs)]),
+    ):
+        judged = [(ratio, score) for ratio, score in pairs if ratio is not None and score is not None]
+        if len(judged) < SCORES_NEEDED:
+            continue
+        n = len(judged)
+        logs = [math.log(ratio) for ratio, _ in judged]
+        mean = sum(logs) / n
+        half = t_quantile(n - 1) * math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1) / n)
+        rms = math.sqrt(sum(score ** 2 for _, score in judged) / n)
+        low, high = (math.sqrt(float(chdtri(n, q)) / n) for q in (0.975, 0.025))
+        sentences.append(
+            f"{label} across {n} runs: geometric mean {math.exp(mean):.4f} [{math.exp(mean - half):.4f}, "
+            f"{math.exp(mean + half):.4f}] (Student's t over the runs; {'holds' if abs(mean) <= half else 'MISSES'} "
+            f"{truth}), RMS normal score {rms:.2f} ({low:.2f}-{high:.2f} if every run's interval has the right "
+            f"width: {'within' if low <= rms <= high else 'OUTSIDE'})")
+    return ". ".join(sentences) + "." if sentences else ""

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD
-from pywebbench.report.pages import coverage, rederived
-from pywebbench.report.pages.calibration import CalibrationRun, load_runs, percent, summary, table
+from pywebbench.report.pages import coverage, loop_cost, rederived
+from pywebbench.report.pages.calibration import CalibrationRun, across_runs, load_runs, percent, summary, table
 
 TEN_MINUTES_S = 600.0
 FIVE_MINUTES_S = 300.0
@@ -30,7 +30,9 @@ def readme_calibration(results: Path) -> str:
 
 
 def _section(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: float) -> str:
-    return f"{table(runs)}\n\n{summary(runs, mde_target=mde_target, wall_limit_s=wall_limit_s)}"
+    across = across_runs(runs)
+    return (f"{table(runs)}\n\n{summary(runs, mde_target=mde_target, wall_limit_s=wall_limit_s)}"
+            + (f"\n\n{across}" if across else ""))
 
 
 def _fidelity(results: Path) -> str:
@@ -138,9 +140,11 @@ INTRO = """\
 Every run below was made on this project's shared 2-core VM (Intel Xeon, Debian 12, kernel
 6.18), nothing else running, the stack on CPU 1 and wrk on CPU 0. `pywebbench calibrate` runs
 flask:gunicorn-sync under three names: A, A again (A2), and B, the same app spinning a fixed
-number of loop iterations more per request, sized in the run (a sizing phase of 8 rounds reads
-from the cgroups what a loop costs the running app) to slow a CPU-bound stack by the injected
-fraction. The statistics in each row are re-derived from the run's committed windows
+number of loop iterations, sized in the run (a sizing phase of 8 rounds reads from the cgroups
+what a probe of 100 us nominal costs the running app) to slow a CPU-bound stack by the injected
+fraction. Until interleaved run 27 and duet run 24, B spun a tenth of the probe's loops or fewer
+on every request; since then it spins the probe's own loops on the share of its requests that
+gives the fraction (see "Does a loop cost the app the same" below for why). The statistics in each row are re-derived from the run's committed windows
 (`results.jsonl`) with today's code; wall time and measured share are what the run recorded.
 
 Columns: *rounds per launch / warmup* are the run's own settings (the defaults changed over
@@ -204,6 +208,10 @@ def render(results: Path) -> str:
 `scripts/calibrate-series interleaved FIRST LAST --budget 10m`
 
 {_section(interleaved, mde_target=0.05, wall_limit_s=TEN_MINUTES_S)}
+
+### Does a loop cost the app the same at the probe's size and at B's?
+
+{loop_cost.section(interleaved, results / "calibrate-probe")}
 
 ## Duet: a 2% slowdown within 5 minutes
 
