@@ -144,7 +144,9 @@ number of loop iterations, sized in the run (a sizing phase of 8 rounds reads fr
 what a probe of 100 us nominal costs the running app) to slow a CPU-bound stack by the injected
 fraction. Until interleaved run 27 and duet run 24, B spun a tenth of the probe's loops or fewer
 on every request; since then it spins the probe's own loops on the share of its requests that
-gives the fraction (see "Does a loop cost the app the same" below for why). The statistics in each row are re-derived from the run's committed windows
+gives the fraction, so the expected B/A no longer assumes a loop costs the same at a tenth of
+the probe's count (see "Does a loop cost the app the same" below: it did not remove B's
+shortfall against its expected value). The statistics in each row are re-derived from the run's committed windows
 (`results.jsonl`) with today's code; wall time and measured share are what the run recorded.
 
 Columns: *rounds per launch / warmup* are the run's own settings (the defaults changed over
