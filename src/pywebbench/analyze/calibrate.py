@@ -88,6 +88,11 @@ class Sizing:
     """The share of B's requests that spin `loops` (1: every request, as the runs before this design did)."""
 
 
+def share_words(share: float) -> str:
+    """Which of B's requests spin its loops, in words."""
+    return "every request" if share >= 1.0 else f"{share:.2%} of its requests"
+
+
 def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> Sizing:
     """B's extra work, from A's CPU per request and what the probe cost the app in the sizing run.
 
@@ -141,12 +146,17 @@ def holds(observed: Interval | None, expected: Interval | None, confidence: floa
     observed side's 9 df dominate: t = 4.3 where 2.25 was due)."""
     if observed is None or expected is None:
         return None
-    own, lent = observed.se_log ** 2, expected.se_log ** 2
-    se = math.sqrt(own + lent)
-    gap = abs(math.log(observed.center) - math.log(expected.center))
+    gap, se, df = _log_gap(observed, expected)
     if se <= 0:
         return gap == 0
-    return gap <= t_quantile(satterthwaite_df((own, observed.df), (lent, expected.df)), confidence) * se
+    return abs(gap) <= t_quantile(df, confidence) * se
+
+
+def _log_gap(observed: Interval, expected: Interval) -> tuple[float, float, float]:
+    """log(observed / expected), its standard error with both sides' errors, and Satterthwaite's df."""
+    own, lent = observed.se_log ** 2, expected.se_log ** 2
+    return (math.log(observed.center) - math.log(expected.center), math.sqrt(own + lent),
+            satterthwaite_df((own, observed.df), (lent, expected.df)))
 
 
 EXACTLY_ONE = Interval(center=1.0, low=1.0, high=1.0, n_rounds=0, n_launches=0, se_log=0.0)
@@ -160,13 +170,10 @@ def normal_score(observed: Interval | None, expected: Interval | None) -> float 
     not: its variance is df / (df - 2)); a score beyond +-1.96 is a run whose interval missed."""
     if observed is None or expected is None:
         return None
-    own, lent = observed.se_log ** 2, expected.se_log ** 2
-    se = math.sqrt(own + lent)
+    gap, se, df = _log_gap(observed, expected)
     if se <= 0:
         return None
-    df = satterthwaite_df((own, observed.df), (lent, expected.df))
-    t = (math.log(observed.center) - math.log(expected.center)) / se
-    tail = float(stdtr(df if math.isfinite(df) else 1e9, t))
+    tail = float(stdtr(df if math.isfinite(df) else 1e9, gap / se))
     return float(ndtri(min(max(tail, 1e-15), 1.0 - 1e-15)))
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,6 +240,13 @@ def satterthwaite_df(*parts: tuple[float, float]) -> float:
     total = sum(v for v, _ in parts)
     spread = sum(v ** 2 / df for v, df in parts if math.isfinite(df) and df > 0)
     return total ** 2 / spread if spread > 0 else math.inf
+
+
+def mean_half_width(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """The mean of independent values and its Student's t half-width on n - 1 df (n >= 2)."""
+    n = len(values)
+    mean = sum(values) / n
+    return mean, t_quantile(n - 1, confidence) * math.sqrt(sum((x - mean) ** 2 for x in values) / (n - 1) / n)
 
 
 def t_quantile(df: float, confidence: float = 0.95) -> float:

@@ -69,7 +69,7 @@ from pwb_sync import SyncBackend as SyncBackend
 SPIN_LOOPS = int(os.environ.get("PWB_EXTRA_WORK_LOOPS", "0") or 0)
 # The share of requests that spin them (1 = every one): calibrate gives B the sizing probe's
 # count on a share of its requests, so B does exactly the work the probe was measured doing
-# (a tenth as many loops on every request cost the app more per loop than the probe read).
+# (no assumption that a tenth as many loops cost a tenth as much).
 SPIN_SHARE = float(os.environ.get("PWB_EXTRA_WORK_SHARE", "1") or 1)
 _served = itertools.count()  # next() is atomic under the GIL: threaded workers lose no count
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from pywebbench.analyze.calibrate import EXTRA_WORK_ENV, Sizing, expected_ab, size_extra_work, sizing_variants
+from pywebbench.analyze.calibrate import (
+    EXTRA_WORK_ENV, Sizing, expected_ab, share_words, size_extra_work, sizing_variants,
+)
 from pywebbench.analyze.paired import Interval
 from pywebbench.catalog.registry import Catalog
 from pywebbench.console import err, run_in_terminal
@@ -41,7 +43,7 @@ def sizing_phase(options: RunOptions, catalog: Catalog, stack_id: str, per_us: f
     expected = expected_ab(read)
     err.print(f"sizing: A spends {read.cpu_a_us:,.0f} us per request, a loop costs the app "
               f"{read.per_loop_us * 1000:.1f} ns: B spins {read.loops:,} loops on "
-              + ("every request" if read.share >= 1.0 else f"{read.share:.2%} of its requests")
+              + share_words(read.share)
               + (f" (expected B/A {expected.center:.4f} [{expected.low:.4f}, {expected.high:.4f}])"
                  if expected is not None else ""))
     return read, expected, outcome.ledger.get("measured windows", 0.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pywebbench.analyze.calibrate import Calibration
+from pywebbench.analyze.calibrate import Calibration, share_words
 
 
 def render_calibration(c: Calibration) -> str:
@@ -22,7 +22,7 @@ def render_calibration(c: Calibration) -> str:
         f"CPU from {c.cpu_source}",
         f"  A/A: req/s ratio {c.aa_ratio or 0:.4f} {ci(c.aa_ci)}: {aa[c.aa_contains_one]}",
         f"  A/B: B spins {c.extra_loops:,} more loops on "
-        + ("every request" if c.extra_share >= 1.0 else f"{c.extra_share:.2%} of its requests")
+        + share_words(c.extra_share)
         + ", sized to slow a CPU-bound stack by "
         f"{pct(c.injected_slowdown)} (the kernel saw {c.injected_measured_us or 0:,.1f} us more); "
         f"req/s ratio {c.ab_ratio or 0:.4f} {ci(c.ab_ci)}: {ab[c.detected]}",

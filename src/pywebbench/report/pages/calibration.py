@@ -20,7 +20,7 @@ from pywebbench.analyze.pairing import paired_to_baseline
 from pywebbench.analyze.calibrate import (
     EXTRA_WORK_ENV, Calibration, calibrate_report, expected_ab, size_extra_work,
 )
-from pywebbench.analyze.moderation import t_quantile
+from pywebbench.analyze.moderation import mean_half_width
 from pywebbench.analyze.paired import Interval, Observation, level_variances
 from pywebbench.errors import UserError
 from pywebbench.results.model import Method, TrialResult
@@ -192,9 +192,7 @@ def across_runs(runs: list[CalibrationRun]) -> str:
         if len(judged) < SCORES_NEEDED:
             continue
         n = len(judged)
-        logs = [math.log(ratio) for ratio, _ in judged]
-        mean = sum(logs) / n
-        half = t_quantile(n - 1) * math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1) / n)
+        mean, half = mean_half_width([math.log(ratio) for ratio, _ in judged])
         rms = math.sqrt(sum(score ** 2 for _, score in judged) / n)
         low, high = (math.sqrt(float(chdtri(n, q)) / n) for q in (0.975, 0.025))
         sentences.append(

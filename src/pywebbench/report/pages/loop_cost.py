@@ -1,7 +1,8 @@
 """docs/method.md's check on calibrate's sizing: does a loop of the injected work cost the app
-the same at the target's size as at the probe's? The sizing phase reads a loop's cost from a
-large probe (100 us nominal) and B then spins about a tenth as many loops; a cost per request
-that does not scale with the loops (the call, a cache refill) would make B slower than expected.
+in the main phase what the sizing phase read from its probe (100 us nominal)? Until interleaved
+run 27 B spun about a tenth of the probe's loops on every request, where a cost per request that
+does not scale with the loops (the call, a cache refill) would make B slower than expected;
+since then it spins the probe's own loops on a share of its requests. Each design is shown apart.
 
 Read from committed files only: the interleaved calibrate runs (sizing per loop, main phase per
 loop) and `calibrate --extra-us 100` runs under docs/results/calibrate-probe/, whose B spins the
@@ -11,11 +12,10 @@ probe's loops in a main phase.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.analyze.moderation import t_quantile
+from pywebbench.analyze.moderation import mean_half_width
 from pywebbench.report.pages.calibration import CalibrationRun
 
 SAME_SPEED = 0.2
@@ -59,9 +59,7 @@ def _per_loop_ns(run: CalibrationRun) -> tuple[float, float] | None:
 
 def _mean(values: list[float]) -> str:
     """The mean with Student's t over the runs (each run one value, independent of the others)."""
-    n = len(values)
-    mean = sum(values) / n
-    half = t_quantile(n - 1) * math.sqrt(sum((x - mean) ** 2 for x in values) / (n - 1) / n)
+    mean, half = mean_half_width(values)
     return f"{mean:.3f} [{mean - half:.3f}, {mean + half:.3f}]"
 
 
