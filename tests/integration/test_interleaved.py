@@ -155,7 +155,7 @@ def test_calibrate_refuses_a_budget_that_buys_no_interval_before_anything_starts
 
 
 def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Path) -> None:
-    # Three launches of A, A2 and B (two ratios lend nothing) after the sizing: 2 minutes, with room.
+    # Three launches of A, A2, B and P (two ratios lend nothing) after the sizing: 2.5 minutes, with room.
     done = pywebbench("calibrate", "--json", "--budget", "180s", "--duration", "1", "--warmup", "0.5",
                       "--settle", "0.2", "--connections", "20", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -169,6 +169,8 @@ def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Pa
     assert figures["ab_expected"] is not None and figures["ab_holds_expected"] is not None
     # B spins the sizing probe's own loops, on the share of its requests that makes 5%
     assert 0 < figures["extra_share"] < 1 and figures["ab_expected_score"] is not None
+    # the probe ran in the main phase too (P): B's expected ratio is read in its own rounds
+    assert figures["ab_expected_from"] == "same windows" and figures["ab_sized"] is not None
     assert figures["cpu_source"].startswith("cgroup")
     # B was given work sized from A's own CPU per request, and the kernel saw it spend more
     # B's extra CPU per request as the kernel saw it: present and finite; its size is judged by

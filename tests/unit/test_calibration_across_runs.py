@@ -4,7 +4,7 @@ their intervals have the right width, the geometric mean whether the method is b
 from __future__ import annotations
 
 import math
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -17,7 +17,8 @@ def _run(i: int, aa_log: float, aa_se: float, ab_log: float, ab_se: float) -> Ca
     blank.update(stack="flask:gunicorn-sync", method="interleaved", rounds=29, launches=15, window_s=4.0,
                  settle_s=0.25, wall_s=590.0, cpu_source="cgroup", injected_slowdown=0.05, extra_loops=1300,
                  extra_us=10.0, aa_ratio=math.exp(aa_log), aa_score=aa_log / aa_se,
-                 ab_ratio=0.95 * math.exp(ab_log), ab_expected=0.95, ab_expected_score=ab_log / ab_se)
+                 ab_ratio=0.95 * math.exp(ab_log), ab_expected=0.95, ab_expected_score=ab_log / ab_se,
+                 ab_sized=0.95, ab_sized_score=ab_log / ab_se, ab_gap=math.exp(ab_log), ab_expected_from="sizing")
     return CalibrationRun(f"interleaved {i}", Calibration(**blank), 2, 0.5, None, None)  # type: ignore[arg-type]
 
 
@@ -54,3 +55,13 @@ def test_a_bias_the_single_runs_mostly_hold_is_caught_by_the_mean() -> None:
 
 def test_too_few_runs_say_nothing() -> None:
     assert across_runs(_runs(SCORES_NEEDED - 1)) == ""
+
+
+def test_runs_with_the_probe_in_the_same_rounds_are_judged_apart_from_the_sizing() -> None:
+    """From run 33 the expected B/A comes from P in the main phase: those runs get their own
+    sentence, and every run keeps its sizing's judgement."""
+    runs = _runs(12)
+    runs = runs[:6] + [replace(r, figures=replace(r.figures, ab_expected_from="same windows")) for r in runs[6:]]
+    text = across_runs(runs)
+    assert "B/A over the ratio its sizing expected across 12 runs" in text
+    assert "B/A over the ratio P predicted in the same rounds across 6 runs" in text

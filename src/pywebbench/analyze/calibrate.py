@@ -15,11 +15,15 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, replace
+from typing import Any
+from dataclasses import asdict, dataclass
 
 from scipy.special import ndtri, stdtr
 
-from pywebbench.analyze.rows import Row, summarize
+from pywebbench.analyze.calibrate_probe import (
+    EXTRA_SHARE_ENV, EXTRA_WORK_ENV, PROBE_ALIAS, expected_from_probe, probe_fraction, same_window_gap,
+)
+from pywebbench.analyze.rows import Row, latest_trials, summarize
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.analyze.moderation import satterthwaite_df, t_quantile
@@ -28,8 +32,6 @@ from pywebbench.plan.sessions import Variant
 from pywebbench.results.model import ResultSet
 
 DEFAULT_SLOWDOWN = 0.05
-EXTRA_WORK_ENV = "PWB_EXTRA_WORK_LOOPS"
-EXTRA_SHARE_ENV = "PWB_EXTRA_WORK_SHARE"
 
 
 def loops_per_us() -> float:
@@ -48,7 +50,9 @@ LOOP_PROBE = 1_000_000
 
 
 def calibration_variants(catalog: Catalog, stack_id: str, extra_loops: int,
-                         share: float = 1.0) -> tuple[Variant, ...]:
+                         share: float = 1.0, probe_loops: int | None = None) -> tuple[Variant, ...]:
+    """A, A2 and B; with `probe_loops`, P too: the probe run in the main phase's rounds
+    (analyze/calibrate_probe.py), from which B's expected ratio is read in its own minutes."""
     stack = catalog.resolve(stack_id)
     if stack.unavailable:
         raise UserError(f"{stack.id} is unavailable here: {stack.unavailable}")
@@ -57,7 +61,10 @@ def calibration_variants(catalog: Catalog, stack_id: str, extra_loops: int,
     work: tuple[tuple[str, str], ...] = ((EXTRA_WORK_ENV, str(extra_loops)),)
     if share < 1.0:
         work += ((EXTRA_SHARE_ENV, f"{share:.6f}"),)
-    return (Variant(stack, "A"), Variant(stack, "A2"), Variant(stack, "B", work))
+    variants = (Variant(stack, "A"), Variant(stack, "A2"), Variant(stack, "B", work))
+    if probe_loops is None:
+        return variants
+    return variants + (Variant(stack, PROBE_ALIAS, ((EXTRA_WORK_ENV, str(probe_loops)),)),)
 
 
 SIZING_PROBE_US = 100.0
@@ -127,16 +134,7 @@ def expected_ab(sizing: Sizing) -> Interval | None:
     are other windows than the main phase's, so the expected value is a check on B/A, not a
     restatement of it (B's CPU per request in the same windows would be: it is CPU share / req/s).
     """
-    r = sizing.probe_ratio
-    if r is None:
-        return None
-    k = sizing.share * sizing.loops / sizing.probe_loops
-
-    def at(ratio: float) -> float:
-        return 1.0 / (1.0 + k * max(ratio - 1.0, -0.99 / k))
-
-    slope = k * r.center / (1.0 + k * (r.center - 1.0))
-    return replace(r, center=at(r.center), low=at(r.high), high=at(r.low), se_log=slope * r.se_log)
+    return expected_from_probe(sizing.probe_ratio, sizing.share * sizing.loops / sizing.probe_loops)
 
 
 def holds(observed: Interval | None, expected: Interval | None, confidence: float = 0.95) -> bool | None:
@@ -219,14 +217,25 @@ class Calibration:
     extra_share: float = 1.0
     """The share of B's requests that spin extra_loops (1: every request)."""
     ab_expected: float | None = None
-    """The B/A the sizing windows' CPU says the loops give (expected_ab), with its interval."""
+    """The B/A the loops should give, with its interval: from P's CPU ratio in the main phase's
+    own rounds where the run had the probe there (calibrate_probe), else from the sizing windows."""
     ab_expected_ci: tuple[float, float] | None = None
     ab_holds_expected: bool | None = None
-    """B/A agrees with ab_expected, both intervals' errors combined: the size of the effect is right."""
+    """B/A agrees with ab_expected: the size of the effect is right. Same windows: the per-round
+    gap's interval holds 1; from sizing: both intervals' errors combined."""
     aa_score: float | None = None
     """log(A2/A) as a normal score (normal_score): judged across runs, not within one."""
     ab_expected_score: float | None = None
-    """log(B/A / ab_expected) as a normal score, both intervals' errors combined."""
+    """log(B/A / ab_expected) as a normal score, with the errors ab_holds_expected uses."""
+    ab_gap: float | None = None
+    """B/A over ab_expected (same windows: the per-round gap's centre), averaged across runs on the page."""
+    ab_expected_from: str = "sizing"
+    """`same windows` (P in the main phase) or `sizing` (the sizing phase, every run before 33)."""
+    ab_sized: float | None = None
+    """The B/A the sizing windows expected (expected_ab), kept beside a same-window expectation."""
+    ab_sized_ci: tuple[float, float] | None = None
+    ab_holds_sized: bool | None = None
+    ab_sized_score: float | None = None
     measured_share: float | None = None
     """Measured windows (sizing and main phase) as a fraction of the command's wall time."""
     main_measured_share: float | None = None
@@ -279,17 +288,39 @@ def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, s
         cpu_aa_ratio=a2.cpu_ratio, cpu_aa_ci=_pair(a2.cpu_ratio_ci),
         cpu_ab_ratio=b.cpu_ratio, cpu_ab_ci=_pair(b.cpu_ratio_ci),
         ab_within_expected=None if b.ratio_ci is None else b.ratio_ci[0] <= nominal <= b.ratio_ci[1],
-        extra_share=extra_share,
-        ab_expected=None if expected is None else round(expected.center, 5),
-        ab_expected_ci=None if expected is None else _pair((expected.low, expected.high)),
-        ab_holds_expected=holds(b.ratio_interval, expected),
+        extra_share=extra_share, **_expectations(results, rows, b, expected),
         aa_score=_rounded(normal_score(a2.ratio_interval, EXACTLY_ONE)),
-        ab_expected_score=_rounded(normal_score(b.ratio_interval, expected)),
         measured_share=None if measured_share is None else round(measured_share, 4),
         main_measured_share=None if main_measured_share is None else round(main_measured_share, 4),
         main_phases=None if main_phases is None else {k: round(v, 1) for k, v in main_phases.items()},
     )
 
+
+
+def _expectations(results: ResultSet, rows: list[Row], b: Row, sized: Interval | None) -> dict[str, Any]:
+    """The ab_expected fields: from P in the main phase's own rounds where the run had it (the
+    per-round gap's interval judges B/A), else from the sizing windows; the ab_sized ones always."""
+    def ci(interval: Interval | None) -> tuple[float, float] | None:
+        return None if interval is None else _pair((interval.low, interval.high))
+
+    def centre(interval: Interval | None) -> float | None:
+        return None if interval is None else round(interval.center, 5)
+
+    by_sizing = dict(ab_sized=centre(sized), ab_sized_ci=ci(sized), ab_holds_sized=holds(b.ratio_interval, sized),
+                     ab_sized_score=_rounded(normal_score(b.ratio_interval, sized)))
+    latest = latest_trials(results.trials)
+    k = probe_fraction([t for t in latest if t.spec.alias == "B"], [t for t in latest if t.spec.alias == PROBE_ALIAS])
+    probe = _row(rows, PROBE_ALIAS)
+    if probe is None or k is None:
+        gap_by_sizing = None if sized is None or b.ratio is None else round(b.ratio / sized.center, 5)
+        return by_sizing | dict(ab_expected=centre(sized), ab_expected_ci=ci(sized), ab_gap=gap_by_sizing,
+                                ab_holds_expected=by_sizing["ab_holds_sized"],
+                                ab_expected_score=by_sizing["ab_sized_score"])
+    expected, gap = expected_from_probe(probe.cpu_ratio_interval, k), same_window_gap(results, k)
+    return by_sizing | dict(ab_expected=centre(expected), ab_expected_ci=ci(expected),
+                            ab_holds_expected=None if gap is None else gap.low <= 1.0 <= gap.high,
+                            ab_expected_score=_rounded(normal_score(gap, EXACTLY_ONE)), ab_gap=centre(gap),
+                            ab_expected_from="same windows")
 
 
 def _baseline(results: ResultSet) -> str:

@@ -9,7 +9,7 @@ import sys
 import time
 from dataclasses import asdict, replace
 
-from pywebbench.analyze.calibrate import calibrate_report, calibration_variants, loops_per_us
+from pywebbench.analyze.calibrate import Sizing, calibrate_report, calibration_variants, loops_per_us
 from pywebbench.analyze.paired import Interval
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.commands.common import command_options
@@ -19,16 +19,21 @@ from pywebbench.errors import UserError
 from pywebbench.execute import Job
 from pywebbench.measure.window import phases_of
 from pywebbench.plan.budgeting import refuse_small_budget
+from pywebbench.results.model import Method
 from pywebbench.report.calibration import render_calibration
 from pywebbench.results.store import load_results
 
-def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
+def _refuse_bad_arguments(args: argparse.Namespace) -> None:
     if args.resume is not None:
         raise UserError("a calibration cannot be resumed; run `pywebbench calibrate` again")
     if args.extra_us is not None and args.extra_us <= 0:
         raise UserError(f"--extra-us must be positive, got {args.extra_us}")
     if not 0 < args.slowdown < 0.5:
         raise UserError(f"--slowdown is a fraction such as 0.05, got {args.slowdown}")
+
+
+def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
+    _refuse_bad_arguments(args)
     defaults: dict[str, object] = {}
     if args.stacks is None:
         defaults["stacks"] = (BASELINE_STACK,)
@@ -40,7 +45,11 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
         raise UserError("calibrate takes one --stack (the same stack runs as A, A again, and B)")
     if not options.method.paired and options.rounds < 2:
         options = replace(options, repeats=5)
-    refuse_small_budget(options, sizing_rounds=0 if args.extra_us is not None else SIZING_ROUNDS)
+    # Interleaved runs the sizing probe in the main phase too (P): B's expected ratio is read in
+    # its own rounds, where the sizing phase's minutes-old reading scattered 1.45x too far.
+    probe_in_main = args.extra_us is None and options.method == Method.INTERLEAVED
+    refuse_small_budget(options, sizing_rounds=0 if args.extra_us is not None else SIZING_ROUNDS,
+                        main_variants=4 if probe_in_main else 3)
     stack_id = options.stacks[0]
     started = time.monotonic()
     run_dir = run_dir_for(options, None)
@@ -50,6 +59,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     share = 1.0
     loop_cost_us: float | None = None
     expected: Interval | None = None
+    sizing_read: Sizing | None = None
     measured_s = 0.0
     if args.extra_us is None:
         sized_up = sizing_phase(options, catalog, stack_id, per_us, args.slowdown, run_dir)
@@ -59,7 +69,8 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
         extra_loops, share, loop_cost_us = sizing_read.loops, sizing_read.share, sizing_read.per_loop_us
     spent = time.monotonic() - started
     budget = None if options.budget_s is None else max(1.0, options.budget_s - spent)
-    variants = calibration_variants(catalog, stack_id, extra_loops, share)
+    variants = calibration_variants(catalog, stack_id, extra_loops, share,
+                                    probe_loops=sizing_read.probe_loops if probe_in_main and sizing_read else None)
     job = Job("calibrate", replace(options, budget_s=budget, out_dir=run_dir), variants=variants,
               extra={"extra_loops": extra_loops, "extra_share": share, "slowdown": args.slowdown})
     outcome = run_in_terminal(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from pywebbench.analyze.calibrate_probe import EXTRA_WORK_ENV
 from pywebbench.analyze.calibrate import (
-    EXTRA_WORK_ENV, Sizing, expected_ab, share_words, size_extra_work, sizing_variants,
+    Sizing, expected_ab, share_words, size_extra_work, sizing_variants,
 )
 from pywebbench.analyze.paired import Interval
 from pywebbench.catalog.registry import Catalog

@@ -109,19 +109,20 @@ def interval_line(options: RunOptions, chosen: Affordable, asked: Affordable, wi
             else head + buys + f": no ratio interval can be printed; add --repeats {least * chosen.rounds_per_launch}")
 
 
-def refuse_small_budget(options: RunOptions, *, sizing_rounds: int) -> None:
+def refuse_small_budget(options: RunOptions, *, sizing_rounds: int, main_variants: int = 3) -> None:
     """calibrate's budget must buy its sizing phase (A and a probe, `sizing_rounds` rounds) and
-    the launches of A, A2 and B an interval needs (two ratios lend nothing: three launches);
-    else one line before anything starts."""
+    the launches of A, A2 and B (and P, interleaved) an interval needs (two ratios lend nothing:
+    three launches); else one line before anything starts."""
     if options.budget_s is None:
         return
     per = options.rounds_per_launch
     sizing = budget_for(options, 2, 2, math.ceil(sizing_rounds / per), per) if sizing_rounds else 0.0
     least = launches_needed(2)
-    main = budget_for(options, 3, 3, least, 1)
+    main = budget_for(options, main_variants, main_variants, least, 1)
+    names = "A, A2 and B" if main_variants == 3 else "A, A2, B and the probe"
     if options.budget_s < sizing + main:
         raise UserError(f"--budget {options.budget_s:g}s buys no interval: the sizing phase takes about "
-                        f"{sizing:.0f} s and the {least} launches of A, A2 and B about {main:.0f} s; "
+                        f"{sizing:.0f} s and the {least} launches of {names} about {main:.0f} s; "
                         f"give --budget {math.ceil((sizing + main) / 60)}m or more")
 
 

@@ -26,9 +26,24 @@ def render_calibration(c: Calibration) -> str:
         + ", sized to slow a CPU-bound stack by "
         f"{pct(c.injected_slowdown)} (the kernel saw {c.injected_measured_us or 0:,.1f} us more); "
         f"req/s ratio {c.ab_ratio or 0:.4f} {ci(c.ab_ci)}: {ab[c.detected]}",
+        _expected_line(c),
         f"  CPU per request: A {c.cpu_us_per_req_a or 0:,.0f} us; A2/A {c.cpu_aa_ratio or 0:.4f} "
         f"{ci(c.cpu_aa_ci)}, B/A {c.cpu_ab_ratio or 0:.4f} {ci(c.cpu_ab_ci)}",
         f"  smallest difference these rounds can detect (95% confidence, 80% power): {pct(c.mde)}",
         f"  wall time in measured windows: {pct(c.measured_share)} (main phase {pct(c.main_measured_share)})",
     ]
     return "\n".join(lines)
+
+
+def _expected_line(c: Calibration) -> str:
+    """The B/A the loops should give and whether B/A showed it: the accuracy, not only detection."""
+    if c.ab_expected is None or c.ab_expected_ci is None:
+        return "  expected B/A: not measured (no probe read in this run)"
+    source = ("P, the probe, in the same rounds" if c.ab_expected_from == "same windows"
+              else "the sizing windows")
+    verdict = {True: "B/A agrees", False: "B/A DISAGREES: the effect's size is off", None: "undecided"}
+    line = (f"  expected B/A {c.ab_expected:.4f} [{c.ab_expected_ci[0]:.4f}, {c.ab_expected_ci[1]:.4f}] "
+            f"from {source}: {verdict[c.ab_holds_expected]}")
+    if c.ab_expected_from == "same windows" and c.ab_sized is not None:
+        line += f" (the sizing windows expected {c.ab_sized:.4f}: {verdict[c.ab_holds_sized]})"
+    return line

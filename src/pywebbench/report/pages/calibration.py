@@ -17,8 +17,9 @@ from typing import Any
 from scipy.special import chdtri
 
 from pywebbench.analyze.pairing import paired_to_baseline
+from pywebbench.analyze.calibrate_probe import EXTRA_WORK_ENV
 from pywebbench.analyze.calibrate import (
-    EXTRA_WORK_ENV, Calibration, calibrate_report, expected_ab, size_extra_work,
+    Calibration, calibrate_report, expected_ab, size_extra_work,
 )
 from pywebbench.analyze.moderation import mean_half_width
 from pywebbench.analyze.paired import Interval, Observation, level_variances
@@ -112,7 +113,7 @@ def load_runs(root: Path) -> list[CalibrationRun]:
 
 
 HEADER = ("| run | stack (A req/s, Python) | rounds per launch / warmup (duet pairs) | rounds | launches | wall | measured "
-          "| A2/A [95% CI] | A/A holds 1 | injected (measured) | B/A [95% CI] | detected | expected B/A (sizing) "
+          "| A2/A [95% CI] | A/A holds 1 | injected (measured) | B/A [95% CI] | detected | expected B/A (from) "
           "| B/A holds it | mde | launch sd | round sd |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
@@ -138,8 +139,14 @@ def row(run: CalibrationRun) -> str:
             f"{c.rounds} | {c.launches} | "
             f"{c.wall_s / 60:.1f} min | {percent(c.main_measured_share)} | {_ci(c.aa_ratio, c.aa_ci)} | "
             f"{'yes' if c.aa_contains_one else 'NO'} | {c.injected_slowdown:.0%} ({percent(by_cpu)} by CPU) | "
-            f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {_ci(c.ab_expected, c.ab_expected_ci)} | "
+            f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {_ci(c.ab_expected, c.ab_expected_ci)}{_source(c)} | "
             f"{holds} | {percent(c.mde)} | {percent(run.launch_sd)} | {percent(run.round_sd)} |")
+
+
+def _source(c: Calibration) -> str:
+    if c.ab_expected is None:
+        return ""
+    return " (P, same rounds)" if c.ab_expected_from == "same windows" else " (sizing)"
 
 
 def table(runs: list[CalibrationRun]) -> str:
@@ -165,9 +172,11 @@ def summary(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: floa
                  f"({small} of {len(mdes)} at or under {mde_target:.0%})")
     if shares:
         text += f", {min(shares):.1%}-{max(shares):.1%} of the main phase's wall time in measured windows"
-    judged = [c.ab_holds_expected for c in figures if c.ab_holds_expected is not None]
-    if judged:
-        text += f", B/A holding the ratio its sizing expected in {sum(judged)} of {len(judged)}"
+    for source, words in (("sizing", "its sizing expected"), ("same windows", "P predicted in the same rounds")):
+        judged = [c.ab_holds_expected for c in figures
+                  if c.ab_holds_expected is not None and c.ab_expected_from == source]
+        if judged:
+            text += f", B/A holding the ratio {words} in {sum(judged)} of {len(judged)}"
     return text + "."
 
 
@@ -185,8 +194,10 @@ def across_runs(runs: list[CalibrationRun]) -> str:
     for label, truth, pairs in (
         ("A2/A", "1", [(c.aa_ratio, c.aa_score) for c in (r.figures for r in runs)]),
         ("B/A over the ratio its sizing expected", "1",
-         [(c.ab_ratio / c.ab_expected if c.ab_ratio and c.ab_expected else None, c.ab_expected_score)
+         [(c.ab_ratio / c.ab_sized if c.ab_ratio and c.ab_sized else None, c.ab_sized_score)
           for c in (r.figures for r in runs)]),
+        ("B/A over the ratio P predicted in the same rounds", "1",
+         [(c.ab_gap, c.ab_expected_score) for c in (r.figures for r in runs) if c.ab_expected_from == "same windows"]),
     ):
         judged = [(ratio, score) for ratio, score in pairs if ratio is not None and score is not None]
         if len(judged) < SCORES_NEEDED:
