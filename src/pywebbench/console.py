@@ -17,7 +17,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress as Progress_, 
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.errors import UserError
-from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, ledger_lines, load_for_resume
+from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, load_for_resume
+from pywebbench.measure.window import phases_of
 from pywebbench.measure.round_plan import Budget
 from pywebbench.measure.runner import Progress, Runner
 from pywebbench.plan.options import RunOptions
@@ -136,3 +137,14 @@ def refuse_if_wrong_everywhere(trials: Sequence[TrialResult]) -> None:
 
 def render_terminal_for(run_dir: Path) -> str:
     return renderer("terminal")(load_results(run_dir))
+
+
+def ledger_lines(outcome: Outcome) -> list[str]:
+    """How the wall time went, largest first, with the share spent measuring."""
+    total = outcome.wall_s or 1.0
+    *parts, (rest, rest_s) = phases_of(outcome.ledger, outcome.wall_s).items()
+    lines = [f"wall time {outcome.wall_s:.0f}s, of which measured windows "
+             f"{outcome.ledger.get('measured windows', 0.0) / total:.0%}:"]
+    lines += [f"  {name:<20} {seconds:7.1f}s {seconds / total:5.0%}"
+              for name, seconds in sorted(parts, key=lambda kv: -kv[1]) + [(rest, rest_s)]]
+    return lines

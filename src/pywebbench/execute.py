@@ -30,7 +30,6 @@ from pywebbench.plan.budgeting import estimate_seconds, fit_plan_to_budget
 from pywebbench.plan.method_choice import choose_methods
 from pywebbench.plan.options import RunOptions, from_json
 from pywebbench.measure.accounting import choose_accountant
-from pywebbench.measure.window import phases_of
 from pywebbench.measure.round_plan import Budget, RoundPlan
 from pywebbench.measure.rounds import Rounds
 from pywebbench.plan.sessions import Plan, Session, Variant, make_plan, needs_of, point_label
@@ -202,8 +201,11 @@ def _started_with_method(job: Job, catalog: Catalog, cpus: tuple[int, ...], run_
                          tuning: bool) -> tuple[Job, _Start, tuple[Part, ...]]:
     """The plan, made again with the method `--method auto` chose (said in one line); and when
     it chose one method per workload, each part's job and start (else no parts)."""
-    begun = _start(job, catalog, cpus, run_dir, resume, on_note)
+    held: list[str] = []  # the whole plan's resume line, said only if that plan is the one run
+    begun = _start(job, catalog, cpus, run_dir, resume, held.append)
     chosen, why = choose_methods(job.options, begun.plan, tuning=tuning)
+    for text in held if len(chosen) == 1 and chosen[0].method is job.options.method else ():
+        on_note(text)
     if why:
         on_note(why)
     if len(chosen) > 1:
@@ -212,12 +214,16 @@ def _started_with_method(job: Job, catalog: Catalog, cpus: tuple[int, ...], run_
             part_job = replace(job, options=replace(job.options, method=part.method, workloads=part.workloads))
             own = None if resume is None else replace(
                 resume, trials=tuple(t for t in resume.trials if t.spec.workload in part.workloads))
-            parts.append((part_job, _start(part_job, catalog, cpus, run_dir, own, on_note)))
+            parts.append((part_job, _start(part_job, catalog, cpus, run_dir, own, _said_of(part.workloads, on_note))))
         return job, begun, tuple(parts)
     if chosen[0].method is job.options.method:
         return job, begun, ()
     job = replace(job, options=replace(job.options, method=chosen[0].method))
     return job, _start(job, catalog, cpus, run_dir, resume, on_note), ()
+
+
+def _said_of(workloads: tuple[str, ...], on_note: Callable[[str], None]) -> Callable[[str], None]:
+    return lambda text: on_note(f"{', '.join(workloads)}: {text}")
 
 
 def _fitted(parts: tuple[Part, ...], points: int, on_note: Callable[[str], None]) -> tuple[Part, ...]:
@@ -371,17 +377,6 @@ def execute(
         writer.close()
     ledger = dict(runner.ledger.seconds) if runner is not None else {}
     return Outcome(run_dir, status, time.monotonic() - started, ledger, rounds)
-
-
-def ledger_lines(outcome: Outcome) -> list[str]:
-    """How the wall time went, largest first, with the share spent measuring."""
-    total = outcome.wall_s or 1.0
-    *parts, (rest, rest_s) = phases_of(outcome.ledger, outcome.wall_s).items()
-    lines = [f"wall time {outcome.wall_s:.0f}s, of which measured windows "
-             f"{outcome.ledger.get('measured windows', 0.0) / total:.0%}:"]
-    lines += [f"  {name:<20} {seconds:7.1f}s {seconds / total:5.0%}"
-              for name, seconds in sorted(parts, key=lambda kv: -kv[1]) + [(rest, rest_s)]]
-    return lines
 
 
 def load_for_resume(run_dir: Path) -> ResultSet:
