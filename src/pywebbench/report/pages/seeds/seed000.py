@@ -87,6 +87,15 @@ def verdict_sentence(found: Lesson) -> str:
     return "not measured: the two runs share no ranked stacks."
 
 
+def _why_no_tau_interval(first: dict[str, Row], second: dict[str, Row]) -> str:
+    """The rule agreement.tau_interval applies, with the launches each column reached."""
+    least = {column: min((r.launches for label, r in rows.items() if label != PAGE.baseline), default=0)
+             for column, rows in (("Better Async", first), ("Better Sync", second))}
+    reached = ", ".join(f"{column} {n}" for column, n in least.items())
+    return (f"(no interval: a bootstrap over launches needs three launches of every stack in both columns; "
+            f"the fewest reached: {reached})")
+
+
 def lesson_section(results: Path, *, resamples: int = 2000) -> str:
     seed_tau, seed_flips, seed_swaps = _seed_side()
     seed_tau_text = "undefined" if seed_tau is None else f"{seed_tau:+.2f}"
@@ -104,7 +113,7 @@ def lesson_section(results: Path, *, resamples: int = 2000) -> str:
         interval = (f"[{found.interval.low:+.2f}, {found.interval.high:+.2f}] (95%, bootstrap over each run's "
                     f"rounds, launches then rounds within them, {found.interval.resamples} resamples)")
     else:
-        interval = "(no interval: some stack has fewer than two paired rounds in a column)"
+        interval = _why_no_tau_interval(first_rows, second_rows)
     tau = "undefined" if found.tau is None else f"{found.tau:+.2f}"
     lines = [
         f"Kendall's tau-b between the two rankings of the seed's {n} stacks by their ratio to "
