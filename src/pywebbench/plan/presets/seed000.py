@@ -150,9 +150,9 @@ SEED000 = _seed000_preset(
 )
 
 BETTER_ROUNDS_PER_LAUNCH = 1
-"""The 'Better' columns' windows run to 5,000 requests at 17-30 s each, a round of 22 stacks some 7
-min: at two rounds a launch their 40 minutes bought two launches and part of a third (Better Async,
-2026-11-27); at one, every round is a launch."""
+"""The 'Better' columns' windows run to 5,000 requests, about 22 s each, a round of 22 stacks about
+10 min: at two rounds a launch 40 minutes bought Better Async 4 rounds in 2 launches; at one, Better
+Sync got 4 rounds in 4 launches (both 2026-11-27)."""
 
 SEED000_BETTER_ASYNC = _seed000_preset(
     "seed000-better-async", "Better Async", 400, 100, 0.04,
