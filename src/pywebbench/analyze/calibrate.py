@@ -15,15 +15,15 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from scipy.special import ndtri, stdtr
 
 from pywebbench.analyze.calibrate_probe import (
-    EXTRA_SHARE_ENV, EXTRA_WORK_ENV, PROBE_ALIAS, expected_from_probe, probe_fraction, same_window_gap,
+    EXTRA_SHARE_ENV, EXTRA_WORK_ENV, PROBE_ALIAS, ExpectedFrom, expected_from_probe, probe_read,
 )
-from pywebbench.analyze.rows import Row, latest_trials, summarize
+from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.analyze.moderation import satterthwaite_df, t_quantile
@@ -229,8 +229,7 @@ class Calibration:
     """log(B/A / ab_expected) as a normal score, with the errors ab_holds_expected uses."""
     ab_gap: float | None = None
     """B/A over ab_expected (same windows: the per-round gap's centre), averaged across runs on the page."""
-    ab_expected_from: str = "sizing"
-    """`same windows` (P in the main phase) or `sizing` (the sizing phase, every run before 33)."""
+    ab_expected_from: ExpectedFrom = ExpectedFrom.SIZING
     ab_sized: float | None = None
     """The B/A the sizing windows expected (expected_ab), kept beside a same-window expectation."""
     ab_sized_ci: tuple[float, float] | None = None
@@ -308,19 +307,17 @@ def _expectations(results: ResultSet, rows: list[Row], b: Row, sized: Interval |
 
     by_sizing = dict(ab_sized=centre(sized), ab_sized_ci=ci(sized), ab_holds_sized=holds(b.ratio_interval, sized),
                      ab_sized_score=_rounded(normal_score(b.ratio_interval, sized)))
-    latest = latest_trials(results.trials)
-    k = probe_fraction([t for t in latest if t.spec.alias == "B"], [t for t in latest if t.spec.alias == PROBE_ALIAS])
-    probe = _row(rows, PROBE_ALIAS)
-    if probe is None or k is None:
+    read, probe = probe_read(results), _row(rows, PROBE_ALIAS)
+    if probe is None or read is None:
         gap_by_sizing = None if sized is None or b.ratio is None else round(b.ratio / sized.center, 5)
         return by_sizing | dict(ab_expected=centre(sized), ab_expected_ci=ci(sized), ab_gap=gap_by_sizing,
                                 ab_holds_expected=by_sizing["ab_holds_sized"],
                                 ab_expected_score=by_sizing["ab_sized_score"])
-    expected, gap = expected_from_probe(probe.cpu_ratio_interval, k), same_window_gap(results, k)
+    expected, gap = expected_from_probe(probe.cpu_ratio_interval, read.k), read.gap
     return by_sizing | dict(ab_expected=centre(expected), ab_expected_ci=ci(expected),
                             ab_holds_expected=None if gap is None else gap.low <= 1.0 <= gap.high,
                             ab_expected_score=_rounded(normal_score(gap, EXACTLY_ONE)), ab_gap=centre(gap),
-                            ab_expected_from="same windows")
+                            ab_expected_from=ExpectedFrom.SAME_WINDOWS)
 
 
 def _baseline(results: ResultSet) -> str:

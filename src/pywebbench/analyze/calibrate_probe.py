@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from pywebbench.analyze.paired import Interval, Observation, ratio_interval
 from pywebbench.analyze.pairing import cpu_per_request, figure_ratios, rps_of
@@ -24,6 +25,16 @@ from pywebbench.analyze.rows import latest_trials
 from pywebbench.results.model import ResultSet, TrialResult
 
 PROBE_ALIAS = "P"
+
+
+class ExpectedFrom(StrEnum):
+    """Where a calibration's expected B/A was read."""
+
+    SIZING = "sizing"
+    """The sizing phase, minutes before the main phase (every run before interleaved 33; the duet)."""
+    SAME_WINDOWS = "same windows"
+    """P in the main phase's own rounds."""
+
 EXTRA_WORK_ENV = "PWB_EXTRA_WORK_LOOPS"
 EXTRA_SHARE_ENV = "PWB_EXTRA_WORK_SHARE"
 
@@ -67,15 +78,26 @@ def gap_observations(b_over_a: Sequence[Observation], p_over_a_cpu: Sequence[Obs
     return tuple(out)
 
 
-def same_window_gap(results: ResultSet, k: float) -> Interval | None:
+@dataclass(frozen=True)
+class ProbeRead:
+    """What P in the main phase says about B: k, and B/A over P's prediction round by round."""
+
+    k: float
+    """B's extra loops per request on average over P's (probe_fraction)."""
+    gap: Interval | None
     """B/A over the ratio P predicts in the same rounds, with its interval (1 where they agree)."""
+
+
+def probe_read(results: ResultSet) -> ProbeRead | None:
+    """P's reading of B in the run's own rounds; None for a run without P (every run before 33)."""
     by_alias: dict[str, list[TrialResult]] = {}
     trials = latest_trials(results.trials)
     for t in trials:
         by_alias.setdefault(t.spec.alias, []).append(t)
     a, b, p = (by_alias.get(alias, []) for alias in ("A", "B", PROBE_ALIAS))
-    if not (a and b and p) or not math.isfinite(k):
+    k = probe_fraction(b, p)
+    if k is None or not a or not math.isfinite(k):
         return None
     rps = figure_ratios(b, a, b[0].spec.label, rps_of, trials)
     cpu = figure_ratios(p, a, p[0].spec.label, cpu_per_request, trials)
-    return ratio_interval(gap_observations(rps, cpu, k))
+    return ProbeRead(k, ratio_interval(gap_observations(rps, cpu, k)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pywebbench.analyze.calibrate import Calibration, share_words
+from pywebbench.analyze.calibrate_probe import ExpectedFrom
 
 
 def render_calibration(c: Calibration) -> str:
@@ -39,11 +40,11 @@ def _expected_line(c: Calibration) -> str:
     """The B/A the loops should give and whether B/A showed it: the accuracy, not only detection."""
     if c.ab_expected is None or c.ab_expected_ci is None:
         return "  expected B/A: not measured (no probe read in this run)"
-    source = ("P, the probe, in the same rounds" if c.ab_expected_from == "same windows"
+    source = ("P, the probe, in the same rounds" if c.ab_expected_from == ExpectedFrom.SAME_WINDOWS
               else "the sizing windows")
     verdict = {True: "B/A agrees", False: "B/A DISAGREES: the effect's size is off", None: "undecided"}
     line = (f"  expected B/A {c.ab_expected:.4f} [{c.ab_expected_ci[0]:.4f}, {c.ab_expected_ci[1]:.4f}] "
             f"from {source}: {verdict[c.ab_holds_expected]}")
-    if c.ab_expected_from == "same windows" and c.ab_sized is not None:
+    if c.ab_expected_from == ExpectedFrom.SAME_WINDOWS and c.ab_sized is not None:
         line += f" (the sizing windows expected {c.ab_sized:.4f}: {verdict[c.ab_holds_sized]})"
     return line

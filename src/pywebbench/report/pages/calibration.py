@@ -17,7 +17,7 @@ from typing import Any
 from scipy.special import chdtri
 
 from pywebbench.analyze.pairing import paired_to_baseline
-from pywebbench.analyze.calibrate_probe import EXTRA_WORK_ENV
+from pywebbench.analyze.calibrate_probe import EXTRA_WORK_ENV, ExpectedFrom
 from pywebbench.analyze.calibrate import (
     Calibration, calibrate_report, expected_ab, size_extra_work,
 )
@@ -146,7 +146,7 @@ def row(run: CalibrationRun) -> str:
 def _source(c: Calibration) -> str:
     if c.ab_expected is None:
         return ""
-    return " (P, same rounds)" if c.ab_expected_from == "same windows" else " (sizing)"
+    return " (P, same rounds)" if c.ab_expected_from == ExpectedFrom.SAME_WINDOWS else " (sizing)"
 
 
 def table(runs: list[CalibrationRun]) -> str:
@@ -172,7 +172,8 @@ def summary(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: floa
                  f"({small} of {len(mdes)} at or under {mde_target:.0%})")
     if shares:
         text += f", {min(shares):.1%}-{max(shares):.1%} of the main phase's wall time in measured windows"
-    for source, words in (("sizing", "its sizing expected"), ("same windows", "P predicted in the same rounds")):
+    for source, words in ((ExpectedFrom.SIZING, "its sizing expected"),
+                          (ExpectedFrom.SAME_WINDOWS, "P predicted in the same rounds")):
         judged = [c.ab_holds_expected for c in figures
                   if c.ab_holds_expected is not None and c.ab_expected_from == source]
         if judged:
@@ -197,7 +198,7 @@ def across_runs(runs: list[CalibrationRun]) -> str:
          [(c.ab_ratio / c.ab_sized if c.ab_ratio and c.ab_sized else None, c.ab_sized_score)
           for c in (r.figures for r in runs)]),
         ("B/A over the ratio P predicted in the same rounds", "1",
-         [(c.ab_gap, c.ab_expected_score) for c in (r.figures for r in runs) if c.ab_expected_from == "same windows"]),
+         [(c.ab_gap, c.ab_expected_score) for c in (r.figures for r in runs) if c.ab_expected_from == ExpectedFrom.SAME_WINDOWS]),
     ):
         judged = [(ratio, score) for ratio, score in pairs if ratio is not None and score is not None]
         if len(judged) < SCORES_NEEDED:

@@ -8,6 +8,7 @@ from pathlib import Path
 from pywebbench.analyze.agreement import Estimate, Lesson, Verdict, lesson, round_ratios
 from pywebbench.analyze.ranking import Score, compare
 from pywebbench.analyze.rows import Row
+from pywebbench.plan.interval_rule import least_launches
 from pywebbench.plan.presets import get_preset
 from pywebbench.report.pages.seeds.common import command, estimate_text, measured
 from pywebbench.report.pages.seeds.page import SeedPage
@@ -92,7 +93,7 @@ def _why_no_tau_interval(first: dict[str, Row], second: dict[str, Row]) -> str:
     least = {column: min((r.launches for label, r in rows.items() if label != PAGE.baseline), default=0)
              for column, rows in (("Better Async", first), ("Better Sync", second))}
     reached = ", ".join(f"{column} {n}" for column, n in least.items())
-    return (f"(no interval: a bootstrap over launches needs three launches of every stack in both columns; "
+    return (f"(no interval: a bootstrap over launches needs {least_launches(False)} launches of every stack in both columns; "
             f"the fewest reached: {reached})")
 
 
