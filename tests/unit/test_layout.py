@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analyze",),
     ("report",),
     ("preflight",),
-    ("execute", "tune", "ownapp", "arguments", "console", "commands", "cli", "__main__", "__init__"),
+    ("execute", "tune", "ownapp", "sharded", "arguments", "console", "commands", "cli", "__main__", "__init__"),
 )
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60

@@ -19,10 +19,13 @@ from pywebbench.plan.sweep import parse_knobs
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.report.tuning import render_tuning, write_tuning
 from pywebbench.results.store import load_results
+from pywebbench.sharded import run_sharded
 from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stacks, check_tune, tune
 
 
 def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
+    if args.shards is not None:
+        return cmd_sharded(args, catalog)
     if args.tune or args.slo is not None:
         return cmd_tune(args, catalog)
     options, preset, knobs = options_and_knobs(args)
@@ -30,6 +33,22 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     job.points  # parse the knobs now: a bad one is an error before anything starts
     outcome = run_in_terminal(job, catalog, args.resume)
     return exit_code(outcome)
+
+
+def cmd_sharded(args: argparse.Namespace, catalog: Catalog) -> int:
+    """run --shards N: the shards' runs at once, then their ratios chained (sharded.py)."""
+    if args.tune or args.slo is not None:
+        raise UserError("--tune searches one stack's settings on one set of hosts: it takes no --shards")
+    if args.resume is not None:
+        raise UserError("a sharded run goes on with the same command and its --out: each shard resumes its own "
+                        "directory, and a complete one is kept")
+    options, _preset, knobs = options_and_knobs(args)
+    code, run_dir = run_sharded(options, catalog, knobs, lambda text: err.print(text, markup=False))
+    merged = run_dir / "shards.md"
+    if merged.exists():
+        print(merged.read_text())
+        err.print(f"chained result in {merged} and {run_dir / 'shards.json'}")
+    return code
 
 
 def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:

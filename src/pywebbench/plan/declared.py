@@ -181,6 +181,10 @@ OPTIONS: tuple[Option, ...] = (
     O("launch_block", "--launch-block", "start at most N stacks and the baseline per launch, the launches cycling "
       "through blocks drawn afresh each cycle (a run of many stacks: fewer idle servers beside each window)",
       positive_int, metavar="N", commands=frozenset({Command.RUN, Command.SWEEP})),
+    O("shards", "--shards", "split the stacks into N blocks measured at once, each on its own hosts (a fleet "
+      "--hosts file whose hosts name their shard, or a netns rig each), the baseline and two overlap stacks in "
+      "every block; the report chains them with the hosts as a random effect", positive_int, metavar="N",
+      commands=frozenset({Command.RUN})),
     O("budget_s", "--budget", "wall-time budget, e.g. 10m: kept to within one window; the plan says what it buys",
       duration),
     O("equivalence", "--equivalence", "ranking neighbours within ±PCT of each other are 'equivalent' (two "

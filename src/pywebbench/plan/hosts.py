@@ -10,6 +10,9 @@
     key = "~/.ssh/bench_ed25519"
     roles = ["app", "db"]
 
+A fleet for `--shards N` gives every host a `shard = 1..N`: each shard is a whole inventory
+(its own app and generator hosts) that measures its block of stacks (plan/shards.py).
+
 Roles: `generator` (one host or more), `app` (exactly one), `db` (PostgreSQL and pgbouncer)
 and `upstream` (the Go upstream API), and `proxy` (nginx in front of the app, with
 `--topology nginx`), each at most one host; a role no host takes stays on the app host. An
@@ -60,6 +63,8 @@ class Host:
     offline: bool = False
     """No route to a package index: uv builds the staged environments there from its own cache
     (the netns rig's hosts, which share this machine's)."""
+    shard: int | None = None
+    """Which shard of a `--shards N` run the host belongs to (1..N; plan/shards.py)."""
 
     @property
     def local(self) -> bool:
@@ -81,6 +86,13 @@ class Inventory:
     def generators(self) -> tuple[Host, ...]:
         return tuple(h for h in self.hosts if Role.GENERATOR in h.roles)
 
+    def shards(self) -> dict[int | None, Inventory]:
+        """The hosts of each shard (a `--shards N` fleet), or {None: all of them}."""
+        groups: dict[int | None, list[Host]] = {}
+        for host in self.hosts:
+            groups.setdefault(host.shard, []).append(host)
+        return {shard: Inventory(tuple(members)) for shard, members in sorted(groups.items(), key=lambda kv: kv[0] or 0)}
+
 
 def load_inventory(path: Path, *, allow_remote: bool = False) -> Inventory:
     try:
@@ -101,7 +113,12 @@ def parse_inventory(data: dict[str, Any], source: str = "the inventory", *,
     if not isinstance(tables, dict) or not tables:
         raise UserError(f"{source}: no host (add a [hosts.NAME] table with address and roles)")
     hosts = tuple(_host(name, table, source, allow_remote) for name, table in tables.items())
-    _check_roles(hosts, source)
+    sharded = [h.name for h in hosts if h.shard is not None]
+    if sharded and len(sharded) != len(hosts):
+        bare = next(h.name for h in hosts if h.shard is None)
+        raise UserError(f"{source}: host {sharded[0]!r} names a shard and {bare!r} does not; give every host one or none")
+    for shard, members in Inventory(hosts).shards().items():
+        _check_roles(members.hosts, source if shard is None else f"{source}: shard {shard}")
     return Inventory(hosts)
 
 
@@ -111,10 +128,10 @@ def _host(name: str, table: Any, source: str, allow_remote: bool) -> Host:
         raise UserError(f"{where}: a host name is letters, digits, '_', '.' and '-'")
     if not isinstance(table, dict):
         raise UserError(f"{where} must be a table")
-    unknown = sorted(set(table) - {"address", "roles", "user", "port", "key", "known_hosts", "uv", "offline"})
+    unknown = sorted(set(table) - {"address", "roles", "user", "port", "key", "known_hosts", "uv", "offline", "shard"})
     if unknown:
         raise UserError(f"{where}: unknown key {unknown[0]!r} "
-                        "(address, roles, user, port, key, known_hosts, uv, offline)")
+                        "(address, roles, user, port, key, known_hosts, uv, offline, shard)")
     address = table.get("address")
     if not isinstance(address, str) or not address:
         raise UserError(f"{where} needs an address")
@@ -135,7 +152,10 @@ def _host(name: str, table: Any, source: str, allow_remote: bool) -> Host:
     offline = table.get("offline", False)
     if not isinstance(offline, bool):
         raise UserError(f"{where}: offline must be true or false")
-    return Host(name, address, roles, user, port, paths["key"], paths["known_hosts"], paths["uv"], offline)
+    shard = table.get("shard")
+    if shard is not None and (not isinstance(shard, int) or isinstance(shard, bool) or shard < 1):
+        raise UserError(f"{where}: shard must be a whole number from 1")
+    return Host(name, address, roles, user, port, paths["key"], paths["known_hosts"], paths["uv"], offline, shard)
 
 
 def _roles(value: Any, where: str) -> tuple[Role, ...]:

@@ -145,6 +145,7 @@ class RunOptions:
     """Wall-time budget of the measuring: no round starts that would not finish inside it."""
     equivalence: float = 0.05
     """Neighbours in a ranking within ±this of each other are 'equivalent' (two one-sided tests)."""
+    shards: int | None = None  # blocks of stacks measured at once, each on its own hosts (plan/shards.py)
 
     @property
     def services(self) -> ServiceSettings:
@@ -327,13 +328,13 @@ def _coerce(name: str, value: Any) -> Any:
             return tuple((str(k), int(v)) for k, v in pairs)
         if name == "out_dir":
             return Path(value)
-        if name == "keepalive":
+        if isinstance(current, bool):  # keepalive, allow_remote
             if isinstance(value, bool):
                 return value
             return str(value).lower() in ("1", "true", "yes", "on")
         if name in ("workers", "threads", "requests", "seed", "repeats", "connections", "default_threads",
                     "max_db_sessions", "db_rows", "db_pool", "upstream_size", "cpu_size", "max_rounds",
-                    "workers_per_cpu", "rounds_per_launch"):
+                    "workers_per_cpu", "rounds_per_launch", "launch_block", "shards"):
             return int(value)
         if name == "budget_s":
             return parse_duration(value)

@@ -16,6 +16,7 @@ deleted too).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import signal
@@ -33,6 +34,7 @@ PREFIX = "pwb-"
 SUBNET_BASE = "10.231"
 _NS_NAME = re.compile(r"^pwb-([0-9a-f]+)-")
 SSHD = "/usr/sbin/sshd"
+SUBNET_LOCK = "/run/pywebbench-netns.lock"
 
 
 @dataclass(frozen=True)
@@ -169,11 +171,14 @@ class NetnsRig:
         _keygen(self.client_key)
         _keygen(self.dir / "host_ed25519")
         os.replace(self.client_key.with_suffix(".pub"), self.dir / "authorized_keys")
-        self.subnet = _free_subnet()
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
-        self._made.append(self.bridge)
-        _ip("link", "add", self.bridge, "type", "bridge")
-        _ip("addr", "add", f"{self.subnet}.1/24", "dev", self.bridge)
+        # Rigs made at once (the shards of `run --shards`) would otherwise both see a subnet free.
+        with open(SUBNET_LOCK, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self.subnet = _free_subnet()
+            self._made.append(self.bridge)
+            _ip("link", "add", self.bridge, "type", "bridge")
+            _ip("addr", "add", f"{self.subnet}.1/24", "dev", self.bridge)
         _ip("link", "set", self.bridge, "up")
         host_pub = (self.dir / "host_ed25519.pub").read_text().split()
         lines = []

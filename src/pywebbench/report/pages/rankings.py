@@ -10,9 +10,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.analyze.rows import Row, Summary, ranked_rows, summarize
+from pywebbench.analyze.rows import Row, Summary, ranked_rows, run_baseline, run_equivalence, summarize
+from pywebbench.analyze.shards import chain
 from pywebbench.report.markdown import code, escape
 from pywebbench.report.pages.seeds.common import run_line
+from pywebbench.report.shards import render_sharded
 from pywebbench.results.store import load_results, results_path
 
 
@@ -111,7 +113,32 @@ def render(results: Path) -> str:
              "unresolved (neither)."]
     for ranked in RUNS:
         parts.append(_section(results, ranked))
+    parts.append(_sharded(results))
     return "\n\n".join(parts) + "\n"
+
+
+SHARDED = Ranked("rankings/shards-netns", "Shards across hosts, on the netns rig",
+                 "pywebbench run --shards 2 --topology netns --stack flask:gunicorn-sync --stack falcon:gunicorn-sync "
+                 "--stack bottle:gunicorn-sync --stack django:gunicorn-sync --stack starlette:uvicorn "
+                 "--stack hug:gunicorn-sync --stack falcon:uvicorn --budget 5m --rounds-per-launch 1 "
+                 "--out docs/results/rankings/shards-netns",
+                 "Two shards at once, each its own run on its own rig of network namespaces (generator, app and db "
+                 "hosts over SSH), each measuring the baseline, the two overlap stacks and its block. The rigs share "
+                 "this machine's two CPUs, so the shards' windows overlap in time and disturb each other: this shows "
+                 "the mechanism (and what the host term makes of two shards), not the speedup, which needs hosts of "
+                 "their own.")
+
+
+def _sharded(results: Path) -> str:
+    folder = results / SHARDED.folder
+    head = f"## {SHARDED.title}\n\n{SHARDED.about}\n\n`{SHARDED.command}`"
+    shards = {int(d.name.removeprefix("shard-")): d for d in folder.glob("shard-*") if results_path(d).exists()}
+    if len(shards) < 2:
+        return head + "\n\nNot run yet."
+    measured = {n: load_results(d) for n, d in sorted(shards.items())}
+    first = measured[min(measured)]
+    run = chain(measured, run_baseline(first), run_equivalence(first))
+    return head + "\n\n" + render_sharded(run, level=3).rstrip()
 
 
 def _section(results: Path, ranked: Ranked) -> str:

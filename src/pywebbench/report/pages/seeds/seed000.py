@@ -3,10 +3,12 @@ configurations, and its lesson: Better Async against Better Sync, with the noise
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from pywebbench.analyze.agreement import Estimate, Lesson, Verdict, lesson, round_ratios
 from pywebbench.analyze.ranking import Score, compare
+from pywebbench.analyze.paired import launches_of
 from pywebbench.analyze.rows import Row
 from pywebbench.plan.interval_rule import least_launches
 from pywebbench.plan.presets import get_preset
@@ -40,9 +42,20 @@ def _ratio(score: Score) -> str:
     return estimate_text(Estimate(score.value, low, high))
 
 
-def compute(results: Path, *, resamples: int = 2000) -> tuple[Lesson, dict[str, Row], dict[str, Row]] | None:
+@dataclass(frozen=True)
+class Partial:
+    """The lesson over the stacks that reached the launches a tau interval needs in both columns,
+    when some did not (a stack whose windows failed in one launch)."""
+
+    lesson: Lesson
+    left_out: tuple[str, ...]
+
+
+def compute(results: Path, *, resamples: int = 2000
+            ) -> tuple[Lesson, dict[str, Row], dict[str, Row], Partial | None] | None:
     """The lesson from the committed Better Async and Better Sync runs (with each run's db rows by
-    stack), or None before both exist."""
+    stack, and the lesson over the stacks with launches enough where the whole has no interval),
+    or None before both exist."""
     runs = [measured(results, name, PAGE.baseline) for name in (ASYNC, SYNC)]
     if runs[0] is None or runs[1] is None:
         return None
@@ -50,7 +63,16 @@ def compute(results: Path, *, resamples: int = 2000) -> tuple[Lesson, dict[str, 
     rows = [[r for r in run[1].rows if r.spec.workload == "db"] for run in (runs[0], runs[1])]
     ratios = [round_ratios(run[0], found, PAGE.baseline) for run, found in zip((runs[0], runs[1]), rows)]
     found = lesson(rows[0], rows[1], stacks, PAGE.baseline, ratios[0], ratios[1], resamples=resamples)
-    return found, {r.label: r for r in rows[0]}, {r.label: r for r in rows[1]}
+    partial = None
+    if found.interval is None:
+        enough = least_launches(False)
+        left_out = tuple(s for s in found.comparison.stacks if s != PAGE.baseline and any(
+            launches_of(side.get(s, ())) < enough for side in ratios))
+        kept = tuple(s for s in stacks if s not in left_out)
+        if left_out and len(kept) > 2:
+            partial = Partial(lesson(rows[0], rows[1], kept, PAGE.baseline, ratios[0], ratios[1],
+                                     resamples=resamples), left_out)
+    return found, {r.label: r for r in rows[0]}, {r.label: r for r in rows[1]}, partial
 
 
 def _ranks(found: Lesson, first: dict[str, Row], second: dict[str, Row]) -> str:
@@ -97,6 +119,17 @@ def _why_no_tau_interval(first: dict[str, Row], second: dict[str, Row]) -> str:
             f"the fewest reached: {reached})")
 
 
+def _partial_text(partial: Partial | None) -> str:
+    if partial is None or partial.lesson.interval is None or partial.lesson.tau is None:
+        return ""
+    n = len(partial.lesson.comparison.stacks)
+    got = partial.lesson.interval
+    return (f"; over the {n} stacks with {least_launches(False)} launches in both columns "
+            f"({', '.join(f'`{s}`' for s in partial.left_out)} left out) **{partial.lesson.tau:+.2f}** "
+            f"[{got.low:+.2f}, {got.high:+.2f}] (95%, bootstrap over each run's launches then rounds, "
+            f"{got.resamples} resamples)")
+
+
 def lesson_section(results: Path, *, resamples: int = 2000) -> str:
     seed_tau, seed_flips, seed_swaps = _seed_side()
     seed_tau_text = "undefined" if seed_tau is None else f"{seed_tau:+.2f}"
@@ -107,14 +140,14 @@ def lesson_section(results: Path, *, resamples: int = 2000) -> str:
             f"**Not yet measured here.** Both columns are needed: `{command(ASYNC)}` and `{command(SYNC)}`. "
             f"The seed's own two columns give Kendall's tau-b {seed_tau_text} over its 21 stacks, with "
             f"{seed_swaps} pairs swapping places; it had no interval to say which swaps are noise."])
-    found, first_rows, second_rows = computed
+    found, first_rows, second_rows, partial = computed
     comparison = found.comparison
     n = len(comparison.stacks)
     if found.interval is not None:
         interval = (f"[{found.interval.low:+.2f}, {found.interval.high:+.2f}] (95%, bootstrap over each run's "
                     f"rounds, launches then rounds within them, {found.interval.resamples} resamples)")
     else:
-        interval = _why_no_tau_interval(first_rows, second_rows)
+        interval = _why_no_tau_interval(first_rows, second_rows) + _partial_text(partial)
     tau = "undefined" if found.tau is None else f"{found.tau:+.2f}"
     lines = [
         f"Kendall's tau-b between the two rankings of the seed's {n} stacks by their ratio to "
@@ -151,9 +184,13 @@ def headline(results: Path) -> tuple[str, str, str]:
     quote = f"*{LESSON_QUOTE}*"
     if computed is None:
         return quote, f"not yet measured here: `{command(ASYNC)}` and `{command(SYNC)}`", "-"
-    found = computed[0]
+    found, partial = computed[0], computed[3]
     tau = "undefined" if found.tau is None else f"{found.tau:+.2f}"
     interval = "" if found.interval is None else f" [{found.interval.low:+.2f}, {found.interval.high:+.2f}]"
+    if partial is not None and partial.lesson.interval is not None and partial.lesson.tau is not None:
+        interval = (f" ({partial.lesson.tau:+.2f} [{partial.lesson.interval.low:+.2f}, "
+                    f"{partial.lesson.interval.high:+.2f}] over the {len(partial.lesson.comparison.stacks)} "
+                    "stacks with launches enough)")
     return (quote, f"Kendall's tau {tau}{interval} between Better Async and Better Sync; "
                    f"{len(found.clear_flips)} of {found.comparison.swaps} swaps outside the noise",
             found.verdict.value)
