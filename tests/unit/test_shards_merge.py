@@ -82,8 +82,7 @@ def test_intervals_across_shards_cover_95_percent_whatever_the_host_term(tau: fl
                                                                          shards: int) -> None:
     """2,000 simulated runs per shape (the overlap's own noise 2%, the block stack's 2% or 5%, three
     launches a shard, host terms of 0-3x the own noise): the block stack's and the overlap stack's 95%
-    intervals hold the truth 93-97% of the time, give or take the simulation's own 0.5 points (sd).
-    Written with 4,000 runs a shape these read 93.2-96.3% (block) on 24 shapes."""
+    intervals hold the truth 93-97% of the time, give or take the simulation's own 0.5 points (sd)."""
     block, overlap = _coverage(tau, 0.02, block_sigma, shards, 2000, seed=int(tau * 1000) + 10 * shards)
     assert 0.925 <= block <= 0.975, block
     assert 0.925 <= overlap <= 0.975, overlap
