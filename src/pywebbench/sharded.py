@@ -15,7 +15,6 @@ import math
 import os
 import sys
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
@@ -25,7 +24,7 @@ from typing import Any
 from pywebbench import orphans
 from pywebbench.analyze.shards import ShardedRun, chain
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
-from pywebbench.plan.hosts import load_inventory
+from pywebbench.plan.hosts import parse_inventory, read_inventory
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import choose_stacks
 from pywebbench.plan.shards import (
@@ -95,9 +94,8 @@ def _fleet(options: RunOptions, plan: ShardPlan) -> dict[int, str] | None:
     if options.hosts is None:
         return None
     path = Path(options.hosts)
-    inventory = load_inventory(path, allow_remote=options.allow_remote)
-    fleet_shards(inventory, len(plan.shards), str(path))
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = read_inventory(path)
+    fleet_shards(parse_inventory(data, str(path), allow_remote=options.allow_remote), len(plan.shards), str(path))
     return {shard.number: shard_inventory_toml(data, shard.number) for shard in plan.shards}
 
 

@@ -56,7 +56,7 @@ def pair_verdict(a: Sequence[Observation], b: Sequence[Observation], *, prior: P
         return PairVerdict.DIFFERENT
     # Two one-sided tests, each at 1 - confidence: the (2 x confidence - 1) interval inside the margin.
     tost = ratio_interval(ratios, prior=lent, confidence=2.0 * confidence - 1.0)
-    if tost is not None and 1.0 / (1.0 + margin) < tost.low and tost.high < 1.0 + margin:
+    if tost is not None and tost.within(margin):
         return PairVerdict.EQUIVALENT
     return PairVerdict.UNRESOLVED
 

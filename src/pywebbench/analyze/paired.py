@@ -90,6 +90,10 @@ class Interval:
     def excludes_one(self) -> bool:
         return self.low > 1.0 or self.high < 1.0
 
+    def within(self, margin: float) -> bool:
+        """Inside ±margin of 1 (a ratio): at 2 x confidence - 1, two one-sided tests' equivalence."""
+        return 1.0 / (1.0 + margin) < self.low and self.high < 1.0 + margin
+
 
 def paired_ratios(values: Sequence[Observation], baseline: Sequence[Observation]) -> tuple[Observation, ...]:
     """values / baseline per (launch, round) present on both sides with both values > 0.

@@ -121,11 +121,10 @@ def independent_verdict(a: Interval, b: Interval, margin: float, confidence: flo
     diff = math.log(a.center) - math.log(b.center)
     variance = a.se_log ** 2 + b.se_log ** 2
     df = satterthwaite_df((a.se_log ** 2, a.df), (b.se_log ** 2, b.df))
-    se = math.sqrt(variance)
-    if abs(diff) > t_quantile(df, confidence) * se:
+    rounds, launches = a.n_rounds + b.n_rounds, a.n_launches + b.n_launches
+    if _interval(diff, variance, df, rounds, launches, confidence).excludes_one:
         return PairVerdict.DIFFERENT
-    half = t_quantile(df, 2.0 * confidence - 1.0) * se
-    if -math.log1p(margin) < diff - half and diff + half < math.log1p(margin):
+    if _interval(diff, variance, df, rounds, launches, 2.0 * confidence - 1.0).within(margin):
         return PairVerdict.EQUIVALENT
     return PairVerdict.UNRESOLVED
 
@@ -142,17 +141,17 @@ def merge_cell(readings: Mapping[int, Mapping[str, Interval | None]], baseline: 
         got = [i for _, i in reading.by_shard if i is not None]
         merged = overlap_mean(got, term)
         rows.append(ShardedRow(reading.stack, tuple(n for n, i in reading.by_shard if i is not None), merged, None,
-                               None if merged else _why_none(term, got)))
+                               None if merged else _why_none(got)))
     for number in shards:
         for stack, own in readings[number].items():
             if stack == baseline or stack in overlap:
                 continue
             merged = across_shards(own, term) if own is not None else None
-            rows.append(ShardedRow(stack, (number,), merged, own, None if merged else _why_none(term, [own] if own else [])))
+            rows.append(ShardedRow(stack, (number,), merged, own, None if merged else _why_none([own] if own else [])))
     return term, agreement, _with_verdicts(rows, baseline, margin)
 
 
-def _why_none(term: HostTerm, own: Sequence[Interval]) -> str:
+def _why_none(own: Sequence[Interval]) -> str:
     if not own:
         return "its shard gave it no interval"
     return "no overlap stack has intervals from two shards: the host term, and so an interval across shards, is unknown"
@@ -201,12 +200,13 @@ class ShardedRun:
 def plan_of(results: Mapping[int, ResultSet], baseline: str) -> ShardPlan:
     """The shards' plan read back from what each measured: the overlap is what every shard has
     (each part in name order: the windows' order is random)."""
-    stacks = {n: tuple(sorted({t.spec.label for t in r.trials})) for n, r in sorted(results.items())}
-    common = set.intersection(*(set(s) for s in stacks.values())) - {baseline} if stacks else set()
-    overlap = tuple(s for s in next(iter(stacks.values()), ()) if s in common)
-    return ShardPlan(baseline, overlap, tuple(
-        Shard(n, (baseline, *overlap, *own), own)
-        for n, own in ((n, tuple(s for s in got if s != baseline and s not in common)) for n, got in stacks.items())))
+    stacks = {n: {t.spec.label for t in r.trials} - {baseline} for n, r in sorted(results.items())}
+    overlap = tuple(sorted(set.intersection(*stacks.values()))) if stacks else ()
+    shards = []
+    for number, measured in stacks.items():
+        own = tuple(sorted(measured - set(overlap)))
+        shards.append(Shard(number, (baseline, *overlap, *own), own))
+    return ShardPlan(baseline, overlap, tuple(shards))
 
 
 def chain(results: Mapping[int, ResultSet], baseline: str, equivalence: float) -> ShardedRun:

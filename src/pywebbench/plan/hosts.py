@@ -95,13 +95,17 @@ class Inventory:
 
 
 def load_inventory(path: Path, *, allow_remote: bool = False) -> Inventory:
+    return parse_inventory(read_inventory(path), str(path), allow_remote=allow_remote)
+
+
+def read_inventory(path: Path) -> dict[str, Any]:
+    """The file's tables as TOML gives them (a fleet is split from these: plan/shards.py)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"cannot read the inventory {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"the inventory {path} does not parse: {exc}") from None
-    return parse_inventory(data, str(path), allow_remote=allow_remote)
 
 
 def parse_inventory(data: dict[str, Any], source: str = "the inventory", *,
