@@ -38,3 +38,24 @@ def test_a_ranked_run_gives_every_row_its_interval_verdict_and_the_absent_stacks
 def test_before_the_run_the_page_shows_its_command(tmp_path: Path) -> None:
     text = catalog.render(tmp_path)
     assert text.rstrip().endswith("Not measured yet.") and "--stack '*:*'" in text
+
+
+def test_the_same_budget_every_stack_every_round_is_set_beside_the_duet(tmp_path: Path) -> None:
+    # The committed 14-stack runs stand in: the duet for the catalog run, the interleaved run
+    # at the same budget for its comparison.
+    shutil.copytree(RESULTS / "rankings" / "default-duet", tmp_path / catalog.FOLDER)
+    shutil.copytree(RESULTS / "rankings" / "default-even", tmp_path / catalog.EVEN_FOLDER)
+    section = catalog.render(tmp_path).split("## The same budget, every stack in every round")[1]
+    assert catalog.EVEN_COMMAND in section
+    rows = [line for line in section.splitlines() if line.startswith("| sparse duet") or line.startswith("| interleaved")]
+    assert len(rows) == 2
+    duet, even = (row.split(" | ") for row in rows)
+    assert duet[1] == "14" and duet[3] == "13" and even[1] == "14"
+    assert sum(int(n.strip(" |")) for n in duet[5:8]) == 13  # one verdict per adjacent pair
+    assert re.search(r"Kendall's tau-b [+-]\d\.\d\d", section)
+
+
+def test_without_the_comparison_run_its_section_says_so(tmp_path: Path) -> None:
+    shutil.copytree(RESULTS / "rankings" / "default-duet", tmp_path / catalog.FOLDER)
+    section = catalog.render(tmp_path).split("## The same budget, every stack in every round")[1]
+    assert section.rstrip().endswith("Not measured yet.")

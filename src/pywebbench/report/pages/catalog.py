@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from pywebbench.analyze.agreement import kendall_tau_b
 from pywebbench.analyze.duet import window_noise
 from pywebbench.analyze.pairing import app_cpu_of, pair_sides, requests_per_cpu_second, rps_of
 from pywebbench.analyze.rows import Row, ranked_rows, summarize
@@ -34,6 +35,9 @@ from pywebbench.results.store import load_results, results_path
 FOLDER = "rankings/catalog"
 COMMAND = ("pywebbench run --stack '*:*' --workload hello --method duet --launch-block 15 --rounds-per-launch 1 "
            "--budget 100m --out docs/results/rankings/catalog")
+EVEN_FOLDER = "rankings/catalog-even"
+EVEN_COMMAND = ("pywebbench run --stack '*:*' --workload hello --launch-block 15 --rounds-per-launch 1 "
+                "--budget 100m --out docs/results/rankings/catalog-even")
 
 
 def render(results: Path) -> str:
@@ -62,7 +66,9 @@ def render(results: Path) -> str:
              _across(rated, lambda r: r.label.split(":", 1)[1], "Server and model"),
              "## Each framework across servers", _ACROSS_NOTE,
              _across(rated, lambda r: r.label.split(":", 1)[0], "Framework"),
-             "## Not ranked", _unranked(summary.rows)]
+             "## Not ranked", _unranked(summary.rows),
+             "## The same budget, every stack in every round", _EVEN_NOTE, f"`{EVEN_COMMAND}`",
+             _against_even(results, rated, summary.baseline)]
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
@@ -151,6 +157,49 @@ def _across(rows: list[Row], key: Callable[[Row], str], title: str) -> str:
                      + (f"{code(worst.label)} {ratio_cell(worst)}, #{places[worst.label]} |" if worst is not best
                         else "- |"))
     return "\n".join(lines)
+
+
+_EVEN_NOTE = ("The comparison the design is judged by: the same stacks, blocks and budget under the interleaved "
+              "method with every stack in every round (each alone on the CPU in its window, its ratio paired "
+              "with the baseline's window in the same round), run alone on the same VM a day after the duet "
+              "run (the run lines give both dates). Its full table is in `docs/rankings.md`. An interleaved ratio is req/s "
+              "alone on the CPU, a duet ratio efficiency at an equal share of it, so the two scales differ; "
+              "the orders are compared by Kendall's tau-b of their points (no interval: the duet's windows "
+              "are pairs of stacks, not rounds of ratios to the baseline).")
+
+
+def _against_even(results: Path, duet_rows: list[Row], duet_baseline: str) -> str:
+    """What the design bought: both runs' interval widths and adjacent verdicts side by side,
+    and how far their orders agree."""
+    folder = results / EVEN_FOLDER
+    if not results_path(folder).exists():
+        return "Not measured yet."
+    run = load_results(folder)
+    summary = summarize(run)
+    even_rows = ranked_rows(summary.rows)
+    lines = ["| Design | Stacks ranked | Launches of a stack (median) | Ratios with an interval | Half-width, median "
+             "(range) | Different | Equivalent | Unresolved |", "|---|---:|---:|---:|---|---:|---:|---:|",
+             _design_row("sparse duet, launch blocks", duet_rows, duet_baseline),
+             _design_row("interleaved, every stack every round", even_rows, summary.baseline)]
+    both = sorted({r.label for r in duet_rows} & {r.label for r in even_rows})
+    duet_ratio = {r.label: r.ratio for r in duet_rows}
+    even_ratio = {r.label: r.ratio for r in even_rows}
+    tau = kendall_tau_b([duet_ratio[s] or 0.0 for s in both], [even_ratio[s] or 0.0 for s in both])
+    agreement = ("" if tau is None else
+                 f"The two orders over the {len(both)} stacks both ranked: Kendall's tau-b {tau:+.2f}.")
+    return "\n\n".join(p for p in (run_line(run, summary, ties=False), "\n".join(lines), agreement) if p)
+
+
+def _design_row(design: str, rows: list[Row], baseline: str) -> str:
+    """One design's line: how many launches a stack had, how wide its intervals came and how
+    many adjacent pairs it told apart (the half-widths as verdict_line reads them)."""
+    halves = sorted(max(r.ratio_ci[1] / r.ratio - 1, 1 - r.ratio_ci[0] / r.ratio)
+                    for r in rows if r.ratio_ci and r.ratio and r.label != baseline)
+    verdicts = [r.next_verdict for r in rows if r.next_verdict]
+    spread = f"±{statistics.median(halves):.1%} (±{halves[0]:.1%} to ±{halves[-1]:.1%})" if halves else "-"
+    launches = statistics.median(r.launches for r in rows if r.label != baseline) if len(rows) > 1 else 0
+    return (f"| {design} | {len(rows)} | {launches:g} | {len(halves)} | {spread} | {verdicts.count('different')} | "
+            f"{verdicts.count('equivalent')} | {verdicts.count('unresolved')} |")
 
 
 def _unranked(rows: tuple[Row, ...]) -> str:

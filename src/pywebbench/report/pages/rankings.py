@@ -99,6 +99,13 @@ RUNS = (
            "tell apart in this time. Its intervals were first published about four times this wide: each "
            "launch's common part had been read as the mean of the stacks it held, which under launch blocks "
            "is their mean level (`analyze/moderation.launch_effects`)."),
+    Ranked("rankings/catalog-even", "The whole catalog on hello, interleaved, at the same budget",
+           "pywebbench run --stack '*:*' --workload hello --launch-block 15 --rounds-per-launch 1 --budget 100m "
+           "--out docs/results/rankings/catalog-even",
+           "The comparison for the run above: the same stacks, blocks and budget, every stack in every round, "
+           "each alone on the CPU in its window, run alone a day after it: 7 launches of one round for each "
+           "stack (63 in all) against the duet's 3-4, and intervals half as wide again (median ±15.1% against "
+           "±9.8%); no adjacent pair told apart. `docs/catalog.md` sets the two side by side."),
 )
 
 
