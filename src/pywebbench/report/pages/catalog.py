@@ -24,6 +24,7 @@ from pywebbench.report.pages.rankings import (
     STACK,
     VERDICT,
     Column,
+    half_widths,
     ranking_table,
     ratio_cell,
     verdict_line,
@@ -162,8 +163,9 @@ def _across(rows: list[Row], key: Callable[[Row], str], title: str) -> str:
 _EVEN_NOTE = ("The comparison the design is judged by: the same stacks, blocks and budget under the interleaved "
               "method with every stack in every round (each alone on the CPU in its window, its ratio paired "
               "with the baseline's window in the same round), run alone on the same VM a day after the duet "
-              "run (the run lines give both dates). Its full table is in `docs/rankings.md`. An interleaved ratio is req/s "
-              "alone on the CPU, a duet ratio efficiency at an equal share of it, so the two scales differ; "
+              "run (the run lines give both dates). Its full table is in `docs/rankings.md`. An interleaved "
+              "ratio is req/s alone on the CPU, a duet ratio efficiency at an equal share of it, so the two "
+              "scales differ; "
               "the orders are compared by Kendall's tau-b of their points (no interval: the duet's windows "
               "are pairs of stacks, not rounds of ratios to the baseline).")
 
@@ -192,9 +194,8 @@ def _against_even(results: Path, duet_rows: list[Row], duet_baseline: str) -> st
 
 def _design_row(design: str, rows: list[Row], baseline: str) -> str:
     """One design's line: how many launches a stack had, how wide its intervals came and how
-    many adjacent pairs it told apart (the half-widths as verdict_line reads them)."""
-    halves = sorted(max(r.ratio_ci[1] / r.ratio - 1, 1 - r.ratio_ci[0] / r.ratio)
-                    for r in rows if r.ratio_ci and r.ratio and r.label != baseline)
+    many adjacent pairs it told apart."""
+    halves = sorted(half_widths(rows, baseline))
     verdicts = [r.next_verdict for r in rows if r.next_verdict]
     spread = f"±{statistics.median(halves):.1%} (±{halves[0]:.1%} to ±{halves[-1]:.1%})" if halves else "-"
     launches = statistics.median(r.launches for r in rows if r.label != baseline) if len(rows) > 1 else 0

@@ -208,10 +208,15 @@ def number_or_dash(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
+def half_widths(rows: Sequence[Row], baseline: str) -> list[float]:
+    """Each ratio's interval half-width as a fraction of it (the wider side), the baseline's left out."""
+    return [max(r.ratio_ci[1] / r.ratio - 1, 1 - r.ratio_ci[0] / r.ratio)
+            for r in rows if r.ratio_ci and r.ratio and r.label != baseline]
+
+
 def verdict_line(summary: Summary, rows: list[Row]) -> str:
     """How wide the intervals are and how many adjacent pairs were told apart."""
-    halves = [max(r.ratio_ci[1] / r.ratio - 1, 1 - r.ratio_ci[0] / r.ratio)
-              for r in rows if r.ratio_ci and r.ratio and r.label != summary.baseline]
+    halves = half_widths(rows, summary.baseline)
     counts = Counter(r.next_verdict for r in rows if r.next_verdict)
     pairs = sum(counts.values())
     widths = (f"{len(halves)} of {len(rows) - 1} ratios have an interval, half-widths "
