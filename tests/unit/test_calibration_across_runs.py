@@ -9,7 +9,9 @@ from dataclasses import fields, replace
 import numpy as np
 
 from pywebbench.analyze.calibrate import Calibration
-from pywebbench.report.pages.calibration import SCORES_NEEDED, CalibrationRun, across_runs
+from pywebbench.report.pages.calibration import (
+    SCORES_NEEDED, CalibrationRun, across_runs, fewest_holds, summary,
+)
 
 
 def _run(i: int, aa_log: float, aa_se: float, ab_log: float, ab_se: float) -> CalibrationRun:
@@ -65,3 +67,25 @@ def test_runs_with_the_probe_in_the_same_rounds_are_judged_apart_from_the_sizing
     text = across_runs(runs)
     assert "B/A over the ratio its sizing expected across 12 runs" in text
     assert "B/A over the ratio P predicted in the same rounds across 6 runs" in text
+
+
+def test_the_fewest_holds_is_the_binomial_five_percent_floor() -> None:
+    """Honest 95% intervals fall under the floor in at most 5% of series, and one hold more would
+    make that more than 5%: the floor is as high as the claim allows."""
+    rng = np.random.default_rng(11)
+    for n in (5, 12, 19, 44, 60):
+        floor = fewest_holds(n)
+        series = rng.binomial(n, 0.95, size=40_000)
+        assert np.mean(series < floor) <= 0.05 + 0.004
+        assert np.mean(series < floor + 1) > 0.05
+    assert (fewest_holds(12), fewest_holds(19), fewest_holds(44)) == (10, 16, 39)
+
+
+def test_the_summary_judges_the_a_a_count_against_the_floor() -> None:
+    runs = _runs(44)
+    held = [replace(r, figures=replace(r.figures, aa_contains_one=i >= 3)) for i, r in enumerate(runs)]
+    assert "holding 1 in 41 of 44 (39 or more if it covers 95% of the time: within)" in summary(
+        held, mde_target=0.05, wall_limit_s=600)
+    missed = [replace(r, figures=replace(r.figures, aa_contains_one=i >= 6)) for i, r in enumerate(runs)]
+    assert "holding 1 in 38 of 44 (39 or more if it covers 95% of the time: FEWER)" in summary(
+        missed, mde_target=0.05, wall_limit_s=600)
