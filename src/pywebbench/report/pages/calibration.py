@@ -195,7 +195,7 @@ def fewest_holds(n: int, coverage: float = COVERAGE) -> int:
 def _held(holds: int, n: int) -> str:
     floor = fewest_holds(n)
     verdict = "within" if holds >= floor else "FEWER"
-    return f"{holds} of {n} ({floor} or more if it covers 95% of the time: {verdict})"
+    return f"{holds} of {n} ({floor} or more if it covers {COVERAGE:.0%} of the time: {verdict})"
 
 
 SCORES_NEEDED = 5
