@@ -1,6 +1,7 @@
 """Comparing answers across servers (measure/answers.py): JSON by structure with ignored paths
-and wildcards, each server's own host:port read as a placeholder, volatile headers left out,
-and a difference named by its JSON path or its first byte with an excerpt of both sides."""
+and wildcards, each server's own address read as a placeholder where an address stands (never
+in bare digits), header values without surrounding whitespace, volatile headers left out, and a
+difference named by its JSON path or its first byte with an excerpt of both sides."""
 
 from __future__ import annotations
 
@@ -88,13 +89,84 @@ def test_each_servers_own_host_and_port_read_as_a_placeholder() -> None:
     echo_b = {"host": "127.0.0.1:5001", "url": "http://127.0.0.1:5001/x?p=1", "port": 5001, "sport": "5001",
               "headers": {"Host": "127.0.0.1:5001"}, "n": 401234}
     assert difference(_json(echo_a), _json(echo_b, B)) is None
+    # "port 40123" is a bare number in text: no longer masked (it used to be), see the next test
     assert normalise_text("on 127.0.0.1:40123, port 40123, not 140123 or 401234", A) \
-        == "on <host:port>, port <port>, not 140123 or 401234"
-    text_a = Reply(b"served at 127.0.0.1:40123 (port 40123)", origins=A)
-    text_b = Reply(b"served at 127.0.0.1:5001 (port 5001)", origins=B)
+        == "on <host:port>, port 40123, not 140123 or 401234"
+    text_a = Reply(b"served at 127.0.0.1:40123 (http://localhost:40123/)", origins=A)
+    text_b = Reply(b"served at 127.0.0.1:5001 (http://localhost:5001/)", origins=B)
     assert difference(text_a, text_b) is None
     # a server that echoes another's port is still different
     assert difference(_json({"port": 5001}), _json({"port": 5001}, B)) == 'port: 5001 != "<port>"'
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ("http://127.0.0.1:40123/x?p=1", "http://<host:port>/x?p=1"),
+    ("http://localhost:40123/x", "http://localhost:<port>/x"),
+    ("http://user@[::1]:40123/", "http://user@[::1]:<port>/"),
+    ("/login?next=http%3A%2F%2F127.0.0.1%3A40123%2Fx", "/login?next=http%3A%2F%2F127.0.0.1%3A<port>%2Fx"),
+    ('<http://127.0.0.1:40123/page/2>; rel="next"', '<http://<host:port>/page/2>; rel="next"'),
+    # digits that are not an address: a bare number, a time or ratio, a longer number or name
+    ("port 40123", "port 40123"),
+    ("19309, 40123, 32204", "19309, 40123, 32204"),
+    ("12:40123", "12:40123"),
+    ("localhost:401234", "localhost:401234"),
+    ("127.0.0.1:140123", "127.0.0.1:140123"),
+])
+def test_a_port_is_masked_only_where_an_address_stands(text: str, read: str) -> None:
+    assert normalise_text(text, A) == read
+
+
+def test_a_bare_number_equal_to_the_port_is_not_masked_in_a_binary_body() -> None:
+    # pypiserver's 58 KB wheel: its bytes held one server's port digits, which were masked
+    head, tail = b"PK\x03\x04\xff\xfe\x80 19309, ", b", 32204 \xc3\x28\x00" + bytes(range(256))
+    wheel = head + b"40123" + tail
+    assert difference(Reply(wheel, origins=A), Reply(wheel, origins=B)) is None
+    found = difference(Reply(wheel, origins=A), Reply(head + b"58517" + tail, origins=B))
+    assert found is not None
+    assert found.startswith(f"byte {len(head)}: ") and "40123" in found and "<port>" not in found
+    # the same in a text body, and in a header that is not an address
+    assert difference(Reply(b"n=40123", origins=A), Reply(b"n=5001", origins=B)) == \
+        "byte 2: 'n=40123' != 'n=5001' (7 and 6 bytes)"
+    assert difference(Reply(b"", (("X-Count", "40123"),), A), Reply(b"", (("X-Count", "40123"),), B)) is None
+
+
+def test_a_binary_body_differing_only_in_each_servers_own_url_is_the_same() -> None:
+    left = Reply(b"\x89PNG\r\n\x1a\n\xff\x00 see http://127.0.0.1:40123/x \xfe\x80", origins=A)
+    right = Reply(b"\x89PNG\r\n\x1a\n\xff\x00 see http://127.0.0.1:5001/x \xfe\x80", origins=B)
+    assert difference(left, right) is None
+    assert difference(left, Reply(right.body.replace(b"/x", b"/y"), origins=B)) is not None
+
+
+def test_address_headers_and_json_strings_read_the_servers_address_as_a_placeholder() -> None:
+    def headers(port: int) -> tuple[tuple[str, str], ...]:
+        return (("Location", f"http://127.0.0.1:{port}/login?next=http%3A%2F%2F127.0.0.1%3A{port}%2F"),
+                ("Content-Location", f"http://localhost:{port}/doc"),
+                ("Link", f"<http://127.0.0.1:{port}/2>; rel=next"), ("Host", f"127.0.0.1:{port}"),
+                ("Access-Control-Allow-Origin", f"http://127.0.0.1:{port}"), ("Vary", "Origin"),
+                ("Origin", f"http://127.0.0.1:{port}"), ("Referer", f"http://localhost:{port}/from"))
+    assert difference(Reply(b"", headers(40123), A), Reply(b"", headers(5001), B)) is None
+    echo_a = {"url": "http://localhost:40123/x", "origin": "http://127.0.0.1:40123", "server": ["127.0.0.1", 40123]}
+    echo_b = {"url": "http://localhost:5001/x", "origin": "http://127.0.0.1:5001", "server": ["127.0.0.1", 5001]}
+    assert difference(_json(echo_a), _json(echo_b, B)) is None
+    # a number inside a JSON string is not an address
+    assert difference(_json({"note": "40123 rows"}), _json({"note": "5001 rows"}, B)) \
+        == 'note: "40123 rows" != "5001 rows"'
+
+
+def test_header_values_are_compared_without_surrounding_whitespace() -> None:
+    # Kinto 26.5 ends its Content-Security-Policy with a space: gunicorn strips it, granian and uWSGI keep it
+    csp = "default-src 'none'; frame-ancestors 'none'; base-uri 'none';"
+    kept = Reply(b"{}", (("Content-Type", "application/json"), ("Content-Security-Policy", csp + " ")), A)
+    stripped = Reply(b"{}", (("Content-Type", "application/json"), ("Content-Security-Policy", csp)), B)
+    assert difference(kept, stripped) is None
+    assert difference(Reply(b"{}", (*stripped.headers[:1], ("Content-Security-Policy", "\t" + csp + " \t")), A),
+                      stripped) is None
+    # a difference inside the value is still one, shown without the surrounding space
+    other = Reply(b"{}", (*stripped.headers[:1], ("Content-Security-Policy", csp.replace("'none'", "'self'", 1))), B)
+    assert difference(kept, other) == (f"header content-security-policy: {csp!r} != "
+                                       "\"default-src 'self'; frame-ancestors 'none'; base-uri 'none';\"")
+    # whitespace inside a value is part of it
+    assert difference(Reply(b"", (("X-A", "a  b"),), A), Reply(b"", (("X-A", "a b"),), B)) is not None
 
 
 def test_the_excerpt_at_the_first_differing_byte() -> None:
