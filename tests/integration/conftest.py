@@ -9,16 +9,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# Tests known to fail now and then for a reason outside the code under test, by node id, each
+# with its reason. Nothing is re-run: a marked test still runs once, and its failure is
+# reported as an expected failure (xfail, strict=False) and counted in the summary, so a flake
+# stays visible. Empty today: a test that flakes is fixed first, and only marked here, with an
+# issue-style note, when it cannot be.
+KNOWN_FLAKY: dict[str, str] = {}
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "integration" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
-            # These load real servers on a shared 2-core host, and a few bound a timing (a
-            # round trip, a drain) that a neighbour's burst can push past once in a few hundred
-            # runs. A failure is run once more and counted ("R" in the summary, "rerun" in the
-            # totals); a fault in the code fails both times.
-            item.add_marker(pytest.mark.flaky(reruns=1, reruns_delay=2))
+        reason = KNOWN_FLAKY.get(item.nodeid)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=f"known flaky: {reason}", strict=False))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    terminalreporter.write_line(f"known flaky tests marked: {len(KNOWN_FLAKY)}"
+                                + "".join(f"\n  {node}: {why}" for node, why in KNOWN_FLAKY.items()))
 
 
 def pywebbench(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
