@@ -178,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("run_dir", type=Path)
     p_report.add_argument("--format", default="terminal", choices=sorted(FORMATS))
     p_report.add_argument("-o", "--output", type=Path, help="write to a file instead of stdout")
+    add_options(p_report, Command.REPORT)
 
     _add_app_parser(sub)
     _add_history_parser(sub)

@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "calibrate":
             return cmd_calibrate(args, catalog)
         if args.command == "app":  # your own app: ownapp.py, run as `run` runs
-            return run_app(args, catalog, lambda j, c, b, d: run_in_terminal(j, c, None, baseline=b, drive=d),
+            return run_app(args, catalog, lambda j, c, b, d: run_in_terminal(j, c, None, baseline=b, drive=d,
+                                                                             wide=bool(args.wide)),
                            exit_code, err.out)
         return cmd_run(args, catalog)
     except ResultsWriteError as exc:  # mid-run: what was recorded stands, the run did not finish

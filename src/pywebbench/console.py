@@ -5,6 +5,7 @@ The commands in `cli` (run, sweep, tune, calibrate, app) all execute a job this 
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -23,7 +24,8 @@ from pywebbench.measure.round_plan import Budget
 from pywebbench.measure.runner import Progress, Runner
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan
-from pywebbench.report.formats import renderer
+from pywebbench.report.formats import terminal_report
+from pywebbench.report.terminal import WIDTH
 from pywebbench.results.model import TrialResult, TrialStatus
 from pywebbench.results.store import load_results, results_path
 
@@ -93,7 +95,8 @@ def run_dir_for(options: RunOptions, resume: Path | None) -> Path:
 
 
 def run_in_terminal(job: Job, catalog: Catalog, resume: Path | None, *, table: TextIO | None = sys.stdout,
-             baseline: str = BASELINE_STACK, drive: Callable[[Runner, Plan, Budget], int] | None = None) -> Outcome:
+             baseline: str = BASELINE_STACK, drive: Callable[[Runner, Plan, Budget], int] | None = None,
+             wide: bool = False) -> Outcome:
     resumed = load_for_resume(resume.resolve()) if resume is not None else None
     if resumed is not None:
         job = job_from_results(resumed)
@@ -105,7 +108,7 @@ def run_in_terminal(job: Job, catalog: Catalog, resume: Path | None, *, table: T
                           if drive is None else _print_tune_plan(plan),
                           on_progress=view, on_note=lambda text: err.print(text), baseline=baseline, drive=drive)
     if table is not None and drive is None:  # a driven run (--tune) prints its own table
-        print(render_terminal_for(run_dir), file=table)
+        print(render_terminal_for(run_dir, wide), file=table)
     for line in ledger_lines(outcome):
         err.print(line)
     err.print(f"results in {results_path(run_dir)}")
@@ -135,8 +138,13 @@ def refuse_if_wrong_everywhere(trials: Sequence[TrialResult]) -> None:
                     f"{first.spec.label} {first.spec.workload}: {(first.error or 'wrong answer').splitlines()[0]}{more}")
 
 
-def render_terminal_for(run_dir: Path) -> str:
-    return renderer("terminal")(load_results(run_dir))
+def render_terminal_for(run_dir: Path, wide: bool = False) -> str:
+    return terminal_report(load_results(run_dir), terminal_width(), wide)
+
+
+def terminal_width() -> int:
+    """Where the terminal table goes: $COLUMNS, else the terminal's width, else (a pipe, a file) WIDTH."""
+    return shutil.get_terminal_size((WIDTH, 24)).columns
 
 
 def ledger_lines(outcome: Outcome) -> list[str]:

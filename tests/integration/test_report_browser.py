@@ -1,5 +1,7 @@
 """The HTML report in a real browser (Debian's headless Chromium): it loads from disk with no
-network, every plotly chart draws, the console stays clean, and headers sort the tables.
+network, every plotly chart draws, the console stays clean, headers sort the tables, and a run
+with many flagged windows keeps its table and first chart on the first screen, each row's
+windows folded under one line per kind of check.
 
 PYWEBBENCH_SCREENSHOT=path.png also saves the page's top (run facts, first table, its charts).
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
+from pywebbench.measure.checks import advice
 from pywebbench.report.formats import renderer
+from pywebbench.report.html import write_html
 from pywebbench.results.store import load_results
 from support.results_fixture import HELLO_STACKS, write_results
 
@@ -30,7 +35,10 @@ BROWSER_ARGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-de
                 "--disable-background-networking", "--disable-extensions", "--no-first-run")
 HELLO_TITLE = "hello - 100 connections - wrk"
 LOAD_TIMEOUT_S = 120  # 5 MB of plotly.js and two dozen charts on a busy 2-core machine
-
+FLAGGED_RUN = Path(__file__).resolve().parents[2] / "docs" / "results" / "ci-gate" / "one-run-0us" / "4"
+"""A committed run on a busy machine: two rows of 43 windows, 23 of each flagged busy-machine
+(one line per window under each row once, 46 in all, so the table ran off the first screen)."""
+SCREEN = (1400, 1000)
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +51,16 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser(report: Path) -> Iterator[WebDriver]:
+    with _opened(report) as driver:
+        screenshot = os.environ.get("PYWEBBENCH_SCREENSHOT")
+        if screenshot:
+            _save_top(driver, Path(screenshot))
+        yield driver
+
+
+@contextmanager
+def _opened(page: Path) -> Iterator[WebDriver]:
+    """Chromium at SCREEN's window size, the page loaded and every chart drawn."""
     options = Options()
     for arg in BROWSER_ARGS:
         options.add_argument(arg)
@@ -52,12 +70,9 @@ def browser(report: Path) -> Iterator[WebDriver]:
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     try:
         driver.set_page_load_timeout(LOAD_TIMEOUT_S)
-        driver.set_window_size(1400, 1000)
-        driver.get(report.as_uri())
+        driver.set_window_size(*SCREEN)
+        driver.get(page.as_uri())
         WebDriverWait(driver, LOAD_TIMEOUT_S).until(lambda d: _drawn(d) == _chart_count(d))
-        screenshot = os.environ.get("PYWEBBENCH_SCREENSHOT")
-        if screenshot:
-            _save_top(driver, Path(screenshot))
         yield driver
     finally:
         driver.quit()
@@ -113,7 +128,9 @@ def test_table_has_a_row_per_stack(browser: WebDriver) -> None:
     for stack_id in [*HELLO_STACKS, "sanic:sanic"]:
         assert any(stack_id in server for server in servers), stack_id
     checks = table.find_elements(By.CSS_SELECTOR, "tbody tr.checks .check")
-    assert any("generator-saturated" in c.text and "--loadgen-cpus" in c.text for c in checks)
+    assert any(c.text.startswith("(!) generator-saturated in 3 of 3 windows") for c in checks)
+    notes = browser.find_element(By.ID, "notes")  # each kind's advice once, under the tables
+    assert "--loadgen-cpus" in notes.get_attribute("textContent")
 
 
 def test_every_chart_draws(browser: WebDriver) -> None:
@@ -160,3 +177,55 @@ def test_clicking_a_header_sorts_and_again_reverses(browser: WebDriver) -> None:
     # The checks row moved with its stack.
     go = table.find_element(By.XPATH, ".//tbody[.//td[contains(., 'go:net-http')]]")
     assert "generator-saturated" in go.text
+
+
+@pytest.fixture(scope="module")
+def flagged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    page = tmp_path_factory.mktemp("flagged") / "report.html"
+    write_html(load_results(FLAGGED_RUN), page)  # as `report --format html -o`: plotly.js beside it
+    with _opened(page) as driver:
+        yield driver
+
+
+def _rect(driver: WebDriver, element: WebElement) -> dict[str, float]:
+    rect = driver.execute_script("const r = arguments[0].getBoundingClientRect(); "
+                                 "return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}", element)
+    assert isinstance(rect, dict)
+    return rect
+
+
+def test_many_flagged_windows_leave_the_table_and_first_chart_on_the_first_screen(
+        flagged: WebDriver, tmp_path: Path) -> None:
+    width, height = flagged.execute_script("return [window.innerWidth, window.innerHeight]")
+    assert width == SCREEN[0]
+    shot = tmp_path / "first-screen.png"
+    assert flagged.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    section = flagged.find_element(By.CSS_SELECTOR, "section.cell")
+    table = section.find_element(By.CSS_SELECTOR, "table.results")
+    chart = section.find_element(By.CSS_SELECTOR, "figure.chart")
+    assert "plotly-graph-div" in chart.get_attribute("innerHTML")
+    for element in (table, chart):
+        rect = _rect(flagged, element)
+        assert 0 <= rect["left"] and rect["right"] <= width and 0 <= rect["top"] and rect["bottom"] <= height, rect
+    wrap = section.find_element(By.CSS_SELECTOR, ".table-wrap")
+    assert flagged.execute_script("return arguments[0].scrollWidth <= arguments[0].clientWidth", wrap)
+    # One line per row and kind of check, not one per flagged window; the advice once, under Notes.
+    lines = table.find_elements(By.CSS_SELECTOR, "tr.checks .check")
+    assert [line.text for line in lines] == ["(!) busy-machine in 23 of 43 windows, 20-109% of a core"] * 2
+    assert advice("busy-machine") not in table.text
+
+
+def test_a_rows_windows_are_folded_until_clicked(flagged: WebDriver) -> None:
+    fold = flagged.find_element(By.CSS_SELECTOR, "section.cell tr.checks details.check")
+    windows = fold.find_elements(By.TAG_NAME, "li")
+    assert len(windows) == 14  # the distinct sentences of 23 windows, each with its count
+    assert fold.get_attribute("open") is None and not any(w.is_displayed() for w in windows)
+    before = _rect(flagged, fold)
+    fold.find_element(By.TAG_NAME, "summary").click()
+    WebDriverWait(flagged, 5).until(lambda d: fold.get_attribute("open") is not None)
+    assert all(w.is_displayed() for w in windows)
+    assert windows[0].text.startswith("busy-machine: other processes used ")
+    assert _rect(flagged, fold)["bottom"] > before["bottom"] + 10 * len(windows)  # the row opened up
+    fold.find_element(By.TAG_NAME, "summary").click()  # and folds again
+    WebDriverWait(flagged, 5).until(lambda d: fold.get_attribute("open") is None)
+    assert not any(w.is_displayed() for w in windows)

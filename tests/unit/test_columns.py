@@ -15,7 +15,7 @@ from pywebbench.analyze.rows import Row, summarize
 from pywebbench.report import columns as registry
 from pywebbench.report.columns import COLUMNS, Align, Column, Format, Look, TableInfo, column, row_cells, shown
 from pywebbench.report.common import cells
-from pywebbench.report.formats import renderer, write_report
+from pywebbench.report.formats import renderer, terminal_report, write_report
 from pywebbench.report.html import PLOTLY_FILE, render_html
 from pywebbench.results.model import ResultSet
 from pywebbench.results.store import load_results
@@ -52,7 +52,7 @@ def test_every_column_has_a_unique_name_and_at_least_one_format() -> None:
 def test_restart_tables_show_the_req_s_interval_and_no_paired_columns(restart: ResultSet) -> None:
     rows = _first_cell(restart)
     assert _headers(Format.TERMINAL, rows) == [
-        "Framework", "Server", "Type", "Workers", "Req/s", "95% CI", "Ratio", "P50 ms", "P99 ms", "Errors", "#DB",
+        "Stack", "Type", "Workers", "Req/s", "95% CI", "Ratio [95% CI]", "P50 ms", "P99 ms", "Errors", "#DB",
         "CPU ms/req", "RSS MB", "Keep-alive", "Valid"]
     assert _headers(Format.MARKDOWN, rows) == [
         "Framework", "Server", "Type", "Workers", "Req/s [95% CI]", "Ratio [95% CI]", "P50 ms", "P99 ms", "Errors",
@@ -66,7 +66,7 @@ def test_paired_terminal_tables_show_the_ratio_interval_ties_and_cpu_ratio(paire
                                                                            restart: ResultSet) -> None:
     rows = _first_cell(paired)
     headers = _headers(Format.TERMINAL, rows)
-    assert headers[4:10] == ["Req/s", "Ratio", "Ratio 95% CI", "Tie", "Next", "CPU/req ratio"]
+    assert headers[3:8] == ["Req/s", "Ratio [95% CI]", "Tie", "Next", "CPU/req ratio"]
     assert "95% CI" not in headers
     for fmt in (Format.MARKDOWN, Format.HTML):  # every format shows the ties, after the ratio
         restart_headers = _headers(fmt, _first_cell(restart))
@@ -85,7 +85,9 @@ def test_a_format_writes_a_column_its_own_way(paired: ResultSet) -> None:
     info = TableInfo(rows)
     row = next(r for r in rows if r.ratio_ci is not None and r.ratio is not None)
     ratio = column("ratio")
-    assert ratio.text_in(Format.TERMINAL, row, info) == f"{row.ratio:.3f}"  # paired: a third digit
+    low, high = row.ratio_ci
+    # The terminal keeps the interval in the ratio's own cell, so no squeeze can part them.
+    assert ratio.text_in(Format.TERMINAL, row, info) == f"{row.ratio:.2f} [{low:.2f}, {high:.2f}]"
     assert ratio.text_in(Format.HTML, row, info) == f"{row.ratio:.2f}"
     assert ratio.text_in(Format.MARKDOWN, row, info).startswith(f"{row.ratio:.2f} [")
     assert ratio.detail_in(Format.HTML, row).startswith("[")
@@ -106,16 +108,17 @@ def test_sort_keys_are_raw_numbers_missing_ones_empty(restart: ResultSet) -> Non
 def test_an_alias_keeps_two_rows_of_one_stack_apart_in_every_format(paired: ResultSet) -> None:
     rows = _first_cell(paired)
     for fmt in Format:
-        names = [cell.text for row in rows for cell in row_cells(fmt, TableInfo(rows), [column("framework")], row)]
+        name = column("stack" if fmt is Format.TERMINAL else "framework")  # the terminal names a row by its label
+        names = [cell.text for row in rows for cell in row_cells(fmt, TableInfo(rows), [name], row)]
         assert len(set(names)) == len(names), (fmt, names)
 
 
 def test_keepalive_off_at_the_client_is_shown_so_in_terminal_and_html(restart: ResultSet) -> None:
     header = replace(restart.header, options={**restart.header.options, "keepalive": False})
     results = replace(restart, header=header)
-    assert "off (client)" in renderer("terminal")(results)
+    assert "off (client)" in terminal_report(results, wide=True)  # Keep-alive: a --wide column
     assert "off (client)" in render_html(results)
-    assert "off (client)" not in renderer("terminal")(restart)
+    assert "off (client)" not in terminal_report(restart, wide=True)
 
 
 def test_terminal_titles_tell_every_cell_apart(restart: ResultSet) -> None:
@@ -130,7 +133,10 @@ def test_a_new_column_is_one_entry(monkeypatch: pytest.MonkeyPatch, restart: Res
                    {Format.TERMINAL: Look(), Format.MARKDOWN: Look(), Format.HTML: Look(detail=lambda r: "d")})
     monkeypatch.setattr(registry, "COLUMNS", (*COLUMNS, extra))
     terminal, markdown, html = (renderer(name)(restart) for name in ("terminal", "markdown", "html"))
-    assert "Windows" in terminal and "Windows" in markdown and "Windows" in html
+    # The terminal's default table is report/terminal_table.ESSENTIAL; --wide shows every column.
+    assert "More columns: " in terminal and "Windows" in terminal.split("More columns: ")[1].splitlines()[0]
+    assert re.search(r"│ +w\d+ │", terminal_report(restart, wide=True))
+    assert "Windows" in markdown and "Windows" in html
     assert re.search(r"\| w\d+ \|\n", markdown)
     assert re.search(r'<td class="num" data-sort="\d+\.0">w\d+<span class="detail">d</span>', html)
 

@@ -48,9 +48,9 @@ def test_json_carries_rows_trials_and_the_run(stored: Path) -> None:
 
 def test_terminal_table_marks_invalid_trials(stored: Path) -> None:
     text = renderer("terminal")(load_results(stored))
-    assert "Starlette" in text and "2.00" in text
+    assert "starlette:uvicorn" in text and "2.00" in text
     assert "NO: ok" not in text
-    lines = [line for line in text.splitlines() if "Starlette" in line]
+    lines = [line for line in text.splitlines() if "starlette:uvicorn" in line]
     assert "NO" in lines[0]
 
 

@@ -73,7 +73,8 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
                                     probe_loops=sizing_read.probe_loops if probe_in_main and sizing_read else None)
     job = Job("calibrate", replace(options, budget_s=budget, out_dir=run_dir), variants=variants,
               extra={"extra_loops": extra_loops, "extra_share": share, "slowdown": args.slowdown})
-    outcome = run_in_terminal(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A")
+    outcome = run_in_terminal(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A",
+                              wide=bool(args.wide))
     main_measured = outcome.ledger.get("measured windows", 0.0)
     wall_s = time.monotonic() - started
     report = calibrate_report(load_results(outcome.run_dir), extra_loops=extra_loops,

@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from pywebbench.analyze.compare import compare_results
 from pywebbench.analyze.history import Figure, history_entry, history_view
-from pywebbench.console import err
+from pywebbench.console import err, terminal_width
 from pywebbench.errors import UserError
 from pywebbench.report.comparison import render_comparison, render_comparison_markdown
-from pywebbench.report.formats import renderer, write_report
+from pywebbench.report.formats import renderer, terminal_report, write_report
 from pywebbench.report.history_view import HISTORY_FORMATS
+from pywebbench.report.terminal import WIDTH
 from pywebbench.results.history import append_entry, read_history
 from pywebbench.results.store import load_results
 from pywebbench.stage.gitref import resolve_ref
@@ -37,10 +39,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     render = renderer(args.format)
+    if args.format == "terminal":  # the one format with a width: the terminal's (a file's: the default)
+        width = WIDTH if args.output else terminal_width()
+        render = partial(terminal_report, width=width, wide=bool(args.wide))
     results = load_results(args.run_dir)
     if args.output:
         try:
-            write_report(args.format, results, args.output)
+            write_report(args.format, results, args.output, render)
         except OSError as exc:
             raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     else:

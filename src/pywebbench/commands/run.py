@@ -31,7 +31,7 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     options, preset, knobs = options_and_knobs(args)
     job = Job("sweep" if knobs else "run", options, knobs, preset=preset)
     job.points  # parse the knobs now: a bad one is an error before anything starts
-    outcome = run_in_terminal(job, catalog, args.resume)
+    outcome = run_in_terminal(job, catalog, args.resume, wide=bool(args.wide))
     return exit_code(outcome)
 
 
@@ -93,7 +93,7 @@ def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> int:
             raise UserError(f"--{axis.knob.value.replace('_', '-')} and --knob {axis.knob.value}=... both set it")
     job = Job("sweep", options, knobs, preset=preset)
     job.points
-    outcome = run_in_terminal(job, catalog, args.resume)
+    outcome = run_in_terminal(job, catalog, args.resume, wide=bool(args.wide))
     results = load_results(outcome.run_dir)
     print(render_ranking(results))
     return exit_code(outcome)

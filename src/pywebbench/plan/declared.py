@@ -2,7 +2,7 @@
 read from RunOptions, never typed twice), and the commands that take it.
 
 The parsers (arguments.py), the flags handed to the option layers (commands/common.py, ownapp.py), the
-config file's and environment's spellings (options.py) and docs/reference.md's option table
+config file's and environment's spellings (options.py) and docs/reference/run.md's option table
 (scripts/docs) are made from OPTIONS. A new option is a RunOptions field and one line here.
 """
 
@@ -36,10 +36,13 @@ class Command(StrEnum):
     SWEEP = "sweep"
     CALIBRATE = "calibrate"
     APP = "app"
+    REPORT = "report"
+    """Reads a finished run: it takes only the options of how a report looks (--wide)."""
 
 
 RUN_LIKE = frozenset({Command.RUN, Command.SWEEP, Command.CALIBRATE})
 EVERY = RUN_LIKE | {Command.APP}
+"""The commands that run a benchmark."""
 
 
 class Kind(StrEnum):
@@ -124,8 +127,8 @@ class Option:
     aliases: tuple[str, ...] = ()
     """Other spellings the parser accepts (app's --rounds for --repeats)."""
     by_command: bool = False
-    """Parsed here, made into RunOptions by the command (a list of rates becomes a sweep), so not
-    handed to the option layers as given."""
+    """Parsed here, made into RunOptions by the command (a list of rates becomes a sweep), or read
+    by the command alone (--wide), so not handed to the option layers as given."""
 
     @property
     def name(self) -> str:
@@ -133,7 +136,8 @@ class Option:
         return self.flag.removeprefix("--").replace("-", "_")
 
     def help_text(self) -> str:
-        return self.help.replace("{default}", default_text(self.field))
+        # Read only where the help names it: a by_command option may be no RunOptions field.
+        return self.help.replace("{default}", default_text(self.field)) if "{default}" in self.help else self.help
 
 
 _DEFAULTS = RunOptions()
@@ -223,6 +227,9 @@ OPTIONS: tuple[Option, ...] = (
       choices=DB_KINDS, commands=RUN_LIKE),
     O("driver", "--driver", "force one DB driver on every stack (psycopg, psycopg2-gevent, psycopg2-eventlet, "
       "psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent", commands=RUN_LIKE),
+    O("wide", "--wide", "the terminal table with every column (type, workers, ties, latency, errors, ...), "
+      "however wide; without it, the stack, req/s, ratio with its interval, verdict, CPU per request, memory and "
+      "validity, fitted to the terminal", kind=Kind.ON, commands=EVERY | {Command.REPORT}, by_command=True),
 )
 """Every option of a run, in the order `--help` lists them."""
 
@@ -256,7 +263,7 @@ def flags_of(args: argparse.Namespace, command: Command) -> dict[str, object]:
 
 
 def reference_table() -> str:
-    """docs/reference.md's option table: every declared option, its commands and its help."""
+    """docs/reference/run.md's option table: every declared option, its commands and its help."""
     lines = ["| flag | commands | what it does |", "|---|---|---|"]
     for option in OPTIONS:
         spelled = ", ".join(f"`{f}`" for f in (option.flag, *option.aliases))

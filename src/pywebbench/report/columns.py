@@ -3,9 +3,9 @@ value comes from in a Row, how it is written, and which formats show it.
 
 The terminal, Markdown and HTML tables each take `shown(format, table)` in this order, so a
 new column is one entry in COLUMNS. Where a format writes a column its own way (Markdown puts
-the interval beside req/s, the terminal gives the ratio a third digit when it is paired), the
-entry says so in that format's `Look`. CSV and JSON export every raw field instead
-(report/record.py).
+the interval beside req/s, the terminal names the stack by its label), the entry says so in that
+format's `Look`. The terminal shows a few of them unless asked for all (report/terminal_table.py).
+CSV and JSON export every raw field instead (report/record.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from pywebbench.analyze.rows import Row
-from pywebbench.measure.checks import check_name
+from pywebbench.report.check_summary import check_kinds
 from pywebbench.report.common import (
     interval,
     keepalive_label,
@@ -131,9 +131,13 @@ _SHORT_VERDICT = {"different": "!=", "equivalent": "~=", "unresolved": "?"}
 """The terminal's narrow spelling of a row's verdict against the next (the legend says which)."""
 
 
-def _ratio_bounds(row: Row) -> str:
-    """The ratio's interval, or why it has none ('needs 3 launches'), never a range it cannot support."""
-    return row.interval_note if row.ratio_ci is None and row.interval_note else _bounds(row.ratio_ci, ".3f")
+def _ratio_with_interval(row: Row, table: TableInfo) -> str:
+    """'15.34 [14.52, 16.20]': the ratio and its interval in one cell, so no squeeze can keep one and
+    cut the other; or why it has none ('needs 3 launches'), never a range it cannot support."""
+    ratio = num(row.ratio, ".2f")
+    if row.ratio is None or row.ratio_ci is None:
+        return f"{ratio} ({row.interval_note})" if row.ratio is not None and row.interval_note else ratio
+    return f"{ratio} [{row.ratio_ci[0]:.2f}, {row.ratio_ci[1]:.2f}]"
 
 
 def _framework(row: Row) -> str:
@@ -160,12 +164,17 @@ def _rps_detail(row: Row) -> str:
 
 
 def _checks_detail(row: Row) -> str:
-    count = len(row.checks)
-    return f"(!) {count} check{'s' if count > 1 else ''} below" if count else ""
+    count = len(check_kinds(row))
+    return f"(!) {count} check{'s' if count > 1 else ''}" if count else ""  # a line each, under the row
 
 
 def _valid_sort(row: Row) -> str:
     return f"{0 if row.valid else 1}{len(row.checks):03d}{validity_label(row)}"
+
+
+def _valid_flagged(row: Row, table: TableInfo) -> str:
+    count = len(check_kinds(row))
+    return validity_label(row) + (f" !{count}" if count else "")
 
 
 def _paired(table: TableInfo) -> bool:
@@ -188,9 +197,10 @@ _T, _M, _H = Format.TERMINAL, Format.MARKDOWN, Format.HTML
 _ALL: Mapping[Format, Look] = {_T: Look(), _M: Look(), _H: Look()}
 
 COLUMNS: tuple[Column, ...] = (
-    Column("framework", "Framework", _framework, lambda r, t: _framework(r), _ALL, Align.LEFT),
+    Column("stack", "Stack", lambda r: r.label, lambda r, t: r.label, {_T: Look()}, Align.LEFT),
+    Column("framework", "Framework", _framework, lambda r, t: _framework(r), {_M: Look(), _H: Look()}, Align.LEFT),
     Column("server", "Server", lambda r: server_label(r.stack), lambda r, t: server_label(r.stack),
-           {_T: Look(), _M: Look(), _H: Look(detail=lambda r: r.label)}, Align.LEFT),
+           {_M: Look(), _H: Look(detail=lambda r: r.label)}, Align.LEFT),
     Column("type", "Type", lambda r: r.stack.concurrency, lambda r, t: r.stack.concurrency, _ALL, Align.LEFT),
     Column("workers", "Workers", lambda r: float(r.stack.workers * r.stack.threads),
            lambda r, t: workers_label(r.stack), _ALL),
@@ -201,12 +211,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("rps_ci", "95% CI", lambda r: None if r.rps_ci is None else r.rps_ci[0],
            lambda r, t: _bounds(r.rps_ci, ",.0f"), {_T: Look()}, when=_restart),
     Column("ratio", "Ratio", lambda r: r.ratio, _fmt(lambda r: r.ratio, ".2f"),
-           {_T: Look(text=lambda r, t: num(r.ratio, ".3f" if t.paired else ".2f")),
+           {_T: Look("Ratio [95% CI]", _ratio_with_interval),
             _M: Look("Ratio [95% CI]", lambda r, t: _beside(num(r.ratio, ".2f"), r.ratio_ci, ".2f", r.interval_note)),
             _H: Look(detail=lambda r: interval(r.ratio_ci, ".2f") or (r.interval_note or ""))},
            hint="req/s relative to the baseline in the same cell, with its 95% interval"),
-    Column("ratio_ci", "Ratio 95% CI", lambda r: None if r.ratio_ci is None else r.ratio_ci[0],
-           lambda r, t: _ratio_bounds(r), {_T: Look()}, when=_paired),
     Column("tie", "Tie", lambda r: r.tie_group, _tie, _ALL, Align.CENTER, when=_paired,
            hint="rows with the same number are tied: the interval of their own paired ratio holds 1"),
     Column("next", "vs next", lambda r: r.next_verdict, lambda r, t: r.next_verdict or "",
@@ -236,11 +244,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("keepalive", "Keep-alive", lambda r: keepalive_label(r), _keepalive, {_T: Look(), _H: Look()},
            Align.CENTER),
     Column("valid", "Valid", validity_label, lambda r, t: validity_label(r),
-           {_T: Look(text=lambda r, t: validity_label(r) + (f" !{len(r.checks)}" if r.checks else "")),
+           {_T: Look(text=_valid_flagged),
             _M: Look(), _H: Look("Valid / checks", detail=_checks_detail)},
            Align.LEFT, sort=_valid_sort),
-    Column("checks", "Checks", lambda r: ", ".join(dict.fromkeys(check_name(c) for c in r.checks)),
-           lambda r, t: ", ".join(dict.fromkeys(check_name(c) for c in r.checks)), {_M: Look()}, Align.LEFT),
+    Column("checks", "Checks", lambda r: ", ".join(check_kinds(r)), lambda r, t: ", ".join(check_kinds(r)),
+           {_M: Look()}, Align.LEFT),
 )
 
 

@@ -150,15 +150,30 @@ def latency_format(ms: float | None) -> str:
 def method_note(rows: list[Row]) -> str:
     """What the paired method (or each workload's, when --method auto chose one per workload) did
     and how to read its intervals and ties."""
+    return f"{method_head(rows)}. {method_reading(rows)}"
+
+
+def _by_method(rows: list[Row]) -> dict[Method, list[Row]]:
     by_method: dict[Method, list[Row]] = {}
     for row in rows:
         by_method.setdefault(row.method, []).append(row)
-    heads = [_method_head(method, mine, named=len(by_method) > 1) for method, mine in by_method.items()]
-    text = ("; ".join(heads) + ". Ratio: to the baseline within each round, the geometric mean of "
+    return by_method
+
+
+def method_head(rows: list[Row]) -> str:
+    """The method note's first sentence: which method, how many rounds and launches, how long."""
+    by_method = _by_method(rows)
+    return "; ".join(_method_head(method, mine, named=len(by_method) > 1) for method, mine in by_method.items())
+
+
+def method_reading(rows: list[Row]) -> str:
+    """The rest of the method note: how to read its ratios, intervals, ties and (duet) pairs."""
+    by_method = _by_method(rows)
+    text = ("Ratio: to the baseline within each round, the geometric mean of "
             "its launch means; its 95% interval is Student's t over the launch means, their spread moderated "
             "across the table's stacks (one launch: no interval, 'needs 2 launches'; a table of one or two "
             "ratios lends nothing, and two launches there give one degree of freedom: 'needs 3 launches'). Rows with the "
-            "same Tie number are tied: the interval of their own paired ratio holds 1. Next: each row against "
+            "same Tie number (in the terminal, a --wide column) are tied: the interval of their own paired ratio holds 1. Next: each row against "
             "the one below, != different, ~= equivalent (two one-sided tests within the run's --equivalence "
             "margin), ? unresolved.")
     if (duet := by_method.get(Method.DUET)) is not None:

@@ -12,7 +12,7 @@ from pywebbench.report.json_format import render_json
 from pywebbench.report.markdown import render_markdown
 from pywebbench.report.published import render_published
 from pywebbench.report.ranking_view import render_ranking
-from pywebbench.report.terminal import render_terminal
+from pywebbench.report.terminal import WIDTH, render_terminal
 from pywebbench.analyze.tuning import tuning_of
 from pywebbench.report.tuning import render_tuning, render_tuning_markdown
 from pywebbench.results.model import ResultSet
@@ -20,10 +20,10 @@ from pywebbench.results.model import ResultSet
 Renderer = Callable[[ResultSet], str]
 
 
-def _terminal(results: ResultSet) -> str:
-    """A tuning run's answer first, then its windows' tables."""
+def terminal_report(results: ResultSet, width: int = WIDTH, wide: bool = False) -> str:
+    """A tuning run's answer first, then its windows' tables, fitted to `width` (wide: every column)."""
     tuning = tuning_of(results)
-    return (render_tuning(tuning) + "\n" if tuning is not None else "") + render_terminal(results)
+    return (render_tuning(tuning) + "\n" if tuning is not None else "") + render_terminal(results, width, wide)
 
 
 def _markdown(results: ResultSet) -> str:
@@ -32,7 +32,7 @@ def _markdown(results: ResultSet) -> str:
 
 
 FORMATS: dict[str, Renderer] = {
-    "terminal": _terminal,
+    "terminal": terminal_report,
     "csv": render_csv,
     "json": render_json,
     "markdown": _markdown,
@@ -50,13 +50,14 @@ WRITERS: dict[str, Writer] = {
 """Formats that write a file their own way (with files beside it); the rest write their text."""
 
 
-def write_report(name: str, results: ResultSet, path: Path) -> None:
-    """The report in format `name` at `path`; OSError if it cannot be written."""
+def write_report(name: str, results: ResultSet, path: Path, render: Renderer | None = None) -> None:
+    """The report in format `name` at `path` (made by `render` where given, e.g. a terminal table
+    --wide); OSError if it cannot be written."""
     writer = WRITERS.get(name)
     if writer is not None:
         writer(results, path)
     else:
-        path.write_text(renderer(name)(results), encoding="utf-8")
+        path.write_text((render or renderer(name))(results), encoding="utf-8")
 
 
 def renderer(name: str) -> Renderer:

@@ -24,8 +24,9 @@ from plotly.offline import get_plotlyjs, get_plotlyjs_version  # type: ignore[im
 
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.measure.checks import advice
+from pywebbench.report.check_summary import CheckLine, WindowChecks, check_lines, kinds, window_checks
 from pywebbench.report.columns import Align, Cell, Column, Format, TableInfo, row_cells, shown
-from pywebbench.report.common import cell_title, cells, method_note, run_workloads
+from pywebbench.report.common import cell_title, cells, method_head, method_reading, run_workloads
 from pywebbench.report.html_charts import Chart, Figures, cell_charts, stack_colors, sweep_charts
 from pywebbench.report.deploy import app_notes, deploy_commands
 from pywebbench.analyze.tuning import tuning_of
@@ -45,16 +46,11 @@ class HeaderCell:
 
 
 @dataclass(frozen=True)
-class CheckNote:
-    check: str
-    advice: str
-
-
-@dataclass(frozen=True)
 class TableRow:
     cells: tuple[Cell, ...]
     valid: bool
-    checks: tuple[CheckNote, ...]
+    checks: tuple[CheckLine, ...]
+    """A line per kind of check under the row, its windows' own notes folded in it."""
     note: str | None
 
 
@@ -76,7 +72,8 @@ def render_html(results: ResultSet, plotly_src: str | None = None) -> str:
     figures = Figures()
     client_keepalive = bool(results.header.options.get("keepalive", True))
     grouped = cells(summary.rows, run_workloads(results))
-    sections = [_section(number, TableInfo(rows, client_keepalive), cell_charts(rows, colors, figures))
+    windows = window_checks(results)
+    sections = [_section(number, TableInfo(rows, client_keepalive), cell_charts(rows, colors, figures), windows)
                 for number, rows in enumerate(grouped, start=1)]
     statuses: dict[str, int] = defaultdict(int)
     for trial in results.trials:
@@ -93,10 +90,12 @@ def render_html(results: ResultSet, plotly_src: str | None = None) -> str:
         statuses=sorted(statuses.items()),
         summary=summary,
         aggregation=" / ".join(sorted({r.aggregation for r in summary.rows})) or "median",
-        method=method_note(paired) if paired else None,
+        # The method's first sentence shows; how to read it is a click away, so the table is on the first screen.
+        method=(method_head(paired), method_reading(paired)) if paired else None,
         sections=sections,
         sweeps=sweep_charts(summary.rows, colors, figures),
         notes=_notes([row for rows in grouped for row in rows]),
+        advice=[(kind, advice(kind)) for kind in kinds(summary.rows)],
         deploy=deploy_commands(results),
         tuning=_tuning_context(results),
         app_notes=app_notes(results),
@@ -148,17 +147,16 @@ def _plain(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _section(number: int, info: TableInfo, charts: tuple[Chart, ...]) -> Section:
+def _section(number: int, info: TableInfo, charts: tuple[Chart, ...], windows: WindowChecks) -> Section:
     columns = shown(Format.HTML, info)
     headers = tuple(HeaderCell(c.header_in(Format.HTML), c.align is Align.RIGHT, c.hint) for c in columns)
-    rows = tuple(_table_row(info, columns, row) for row in info.rows)
+    rows = tuple(_table_row(info, columns, row, windows) for row in info.rows)
     sort_column = next(i for i, c in enumerate(columns) if c.name == "rps")
     return Section(f"cell-{number}", cell_title(info.rows[0].spec), headers, sort_column, rows, charts)
 
 
-def _table_row(info: TableInfo, columns: Sequence[Column], row: Row) -> TableRow:
-    return TableRow(row_cells(Format.HTML, info, columns, row), row.valid,
-                    tuple(CheckNote(c, advice(c)) for c in row.checks), row.note)
+def _table_row(info: TableInfo, columns: Sequence[Column], row: Row, windows: WindowChecks) -> TableRow:
+    return TableRow(row_cells(Format.HTML, info, columns, row), row.valid, check_lines(row, windows), row.note)
 
 
 def _notes(rows: Sequence[Row]) -> list[tuple[str, str, str]]:

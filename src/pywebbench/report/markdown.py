@@ -1,12 +1,14 @@
-"""Markdown: a line about the run, one GitHub-flavoured table per cell, then the notes (each
-failed check with its advice), for pasting into an issue or a README."""
+"""Markdown: a line about the run, one GitHub-flavoured table per cell, then the notes (a line per
+kind of check a row failed, report/check_summary.py, and each kind's advice once), for pasting into
+an issue or a README."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from pywebbench.analyze.rows import Row, summarize
-from pywebbench.measure.checks import advice, check_name
+from pywebbench.measure.checks import advice
+from pywebbench.report.check_summary import check_lines, window_checks
 from pywebbench.plan.knobs import knob_labels
 from pywebbench.report.columns import Align, Format, TableInfo, row_cells, shown
 from pywebbench.report.common import cell_title, cells, inert, method_note, run_workloads
@@ -72,14 +74,15 @@ def render_markdown(results: ResultSet) -> str:
     else:
         lines.append(f"- Ratio: req/s relative to {code(summary.baseline)} measured in the same cell.")
     seen: dict[str, str] = {}
+    windows = window_checks(results)
     for row in (row for rows in grouped for row in rows):
         knobs = ", ".join(knob_labels(row.spec, omit=("stack_cpus",)))
         where = f"{code(row.label)} ({escape(row.spec.workload)}, {escape(knobs)})"
         if row.note:
             lines.append(f"- {where}: {escape(row.note)}")
-        for check in row.checks:
-            lines.append(f"- (!) {where}: {escape(check)}")
-            seen.setdefault(check_name(check), advice(check))
+        for line in check_lines(row, windows):
+            lines.append(f"- (!) {where}: {escape(line.text)}")
+            seen.setdefault(line.kind, advice(line.kind))
     if seen:
         lines += ["", "What the checks mean:", ""]
         lines += [f"- **{escape(name)}**: {escape(hint or 'no advice recorded for this check')}"

@@ -1,23 +1,29 @@
-"""The terminal table, in the shape of seed 000's: one table per workload and knob setting."""
+"""The terminal table, in the shape of seed 000's: one table per workload and knob setting, fitted
+to the terminal (report/terminal_table.py), then the notes and one line per kind of check a row
+failed (report/check_summary.py)."""
 
 from __future__ import annotations
 
 import io
 import statistics
 
-from rich.table import Table
-
 from pywebbench.analyze.precision import precision_note
 from pywebbench.analyze.rows import Summary, run_aggregation, summarize
-from pywebbench.measure.checks import advice, check_name
-from pywebbench.report.columns import Format, TableInfo, row_cells, shown
+from pywebbench.measure.checks import advice
+from pywebbench.report.check_summary import check_lines, kinds, window_checks
+from pywebbench.report.columns import Format, TableInfo, shown
 from pywebbench.report.common import (cell_title, cells, inert, method_note, placement_lines, plain_console,
                                       run_workloads)
 from pywebbench.report.deploy import app_notes, deploy_commands, render_deploy
+from pywebbench.report.terminal_table import cell_table, fit
 from pywebbench.results.model import ResultSet
 
+WIDTH = 175
+"""The width where none is known (a file, a pipe): the seeds' tables, every column shown, fit it."""
 
-def render_terminal(results: ResultSet, width: int = 175) -> str:
+
+def render_terminal(results: ResultSet, width: int = WIDTH, wide: bool = False) -> str:
+    """The run's tables fitted to `width` (wide: every column, as wide as they need), then its notes."""
     summary = summarize(results)
     header = results.header
     m = header.machine
@@ -30,25 +36,24 @@ def render_terminal(results: ResultSet, width: int = 175) -> str:
         f"machine: {m.cpu_model}, {m.cpu_count} CPUs, {m.memory_mb} MiB, {m.os}, kernel {m.kernel}, "
         f"load {m.load_average[0]:.2f} at start"
     )
+    left_out: dict[str, None] = {}
     for rows in cells(summary.rows, run_workloads(results)):
-        console.print(_cell_table(TableInfo(rows, client_keepalive)))
+        info = TableInfo(rows, client_keepalive)
+        fitted = fit(info, width, wide)
+        # A table wider than the terminal (--wide, or too narrow for even the stack and the
+        # ratio) prints whole, its lines longer: never a cell cut.
+        console.print(cell_title(rows[0].spec))
+        plain_console(buffer, max(width, fitted.width)).print(cell_table(fitted))
+        left_out.update((c.header_in(Format.TERMINAL), None) for c in shown(Format.TERMINAL, info)
+                        if c not in fitted.columns)
+    if left_out:
+        console.print(f"More columns: {', '.join(left_out)} (--wide; every figure is in --format csv and html).")
     for line in _notes(results, summary):
         console.print(line)
     deploy = deploy_commands(results)
     if deploy:  # the `app` command's answer
         console.print(render_deploy(dict(deploy), app_notes(results)), soft_wrap=True)  # commands stay whole
     return inert(buffer.getvalue())
-
-
-def _cell_table(info: TableInfo) -> Table:
-    """One workload x setting: a row per stack, in the order the summary ranked them."""
-    table = Table(title=cell_title(info.rows[0].spec), title_justify="left")
-    columns = shown(Format.TERMINAL, info)
-    for column in columns:
-        table.add_column(column.header_in(Format.TERMINAL), justify=column.align.value)
-    for row in info.rows:
-        table.add_row(*(cell.text for cell in row_cells(Format.TERMINAL, info, columns, row)))
-    return table
 
 
 def _notes(results: ResultSet, summary: Summary) -> list[str]:
@@ -78,12 +83,10 @@ def _notes(results: ResultSet, summary: Summary) -> list[str]:
     note = precision_note(results, summary)
     if note:
         lines.append(note)
-    advised: set[str] = set()
+    windows = window_checks(results)
     for row in summary.rows:
         if row.note:
             lines.append(f"  {row.label} {row.spec.workload}: {row.note}")
-        for check in row.checks:
-            lines.append(f"  (!) {row.label} {row.spec.workload}: {check}")
-            advised.add(check_name(check))
-    lines.extend(f"  {name}: {advice(name)}" for name in sorted(advised))
+        lines.extend(f"  (!) {row.label} {row.spec.workload}: {line.text}" for line in check_lines(row, windows))
+    lines.extend(f"  {name}: {advice(name)}" for name in sorted(kinds(summary.rows)))
     return lines
