@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pywebbench.errors import UserError
 from pywebbench.plan.declared import reference_table
-from pywebbench.report.pages import (catalog, coverage, gate_series, host_noise, method, rankings, readme_tuning,
-                                     real_apps, seeds)
+from pywebbench.report.pages import (catalog, coverage, default_run, gate_series, host_noise, method, rankings,
+                                     readme_tuning, real_apps, seeds)
 
 PAGES: dict[str, Callable[[Path], str]] = {
     "catalog.md": catalog.render,
@@ -27,11 +27,11 @@ PAGES: dict[str, Callable[[Path], str]] = {
 """docs/<name> -> its renderer, given docs/results."""
 
 REGIONS: dict[str, dict[str, Callable[[Path], str]]] = {
-    "README.md": {"tuning-example": readme_tuning.section, "seeds-table": seeds.readme_seeds_table,
-                  "calibration-summary": method.readme_calibration, "gate-series": gate_series.section,
-                  "coverage-summary": coverage.readme_summary, "allocation-summary": coverage.readme_allocation,
-                  "host-noise": host_noise.readme_line},
-    "docs/reference.md": {"options-table": lambda results: reference_table()},
+    "README.md": {"default-run": default_run.section, "tuning-example": readme_tuning.section,
+                  "seeds-table": seeds.readme_seeds_table, "calibration-summary": method.readme_calibration,
+                  "gate-series": gate_series.section, "coverage-summary": coverage.readme_summary,
+                  "allocation-summary": coverage.readme_allocation, "host-noise": host_noise.readme_line},
+    "docs/reference/run.md": {"options-table": lambda results: reference_table()},
     "docs/ci-recipe.md": {"gate-series": gate_series.section},
 }
 """A file beside docs/ -> {region name -> its renderer, given docs/results}."""
