@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from otava.analysis import compute_change_points  # type: ignore[import-untyped]
 
 MAX_PVALUE = 1e-4
 """A step is kept when the t-test of the levels either side gives p below this. Otava's default
@@ -27,5 +26,8 @@ def change_points(values: Sequence[float]) -> tuple[int, ...]:
     Deterministic: the same series always gives the same answer (a t-test, no permutations)."""
     if len(values) < 3 or any(not math.isfinite(v) for v in values) or len(set(values)) == 1:
         return ()  # nothing to split: too short, or a constant (the baseline's own ratio of 1)
+    # imported here: otava pulls in scipy.stats, about a second that every other command would pay
+    from otava.analysis import compute_change_points  # type: ignore[import-untyped]
+
     found, _weak = compute_change_points(list(values), window_len=WINDOW, max_pvalue=MAX_PVALUE)
     return tuple(sorted(int(point.index) for point in found))
