@@ -16,11 +16,52 @@ ROOT = Path(__file__).resolve().parents[2]
 # issue-style note, when it cannot be.
 KNOWN_FLAKY: dict[str, str] = {}
 
+# The integration tier runs in two passes (scripts/test): most tests three at a time, since a
+# test of plumbing spends most of its wall time waiting (server starts, fixed-length windows,
+# SSH) and its assertions do not depend on how fast the machine is; then these, one at a time,
+# because each asserts a timing or a measured difference that a neighbour's load would move.
+ALONE: dict[str, str] = {
+    "test_hosts_run.py::test_rtt_sweep_on_the_netns_rig_moves_p50_by_the_measured_round_trips":
+        "p50 moves by the measured round trips",
+    "test_hosts_run.py::test_upstream_role_on_its_own_host_answers_through_a_measured_link":
+        "a 15 ms upstream delay seen in p50, the link's RTT within 1.5-4 ms",
+    "test_hosts_proxy.py::test_nginx_on_the_proxy_host_carries_the_load_through_two_measured_links":
+        "each link's RTT measured within bounds",
+    "test_hosts_rig.py": "db p50 moves by the added round trips (the rig is one module fixture)",
+    "test_window_isolation.py": "a backlog drained and a settle served before the next window starts",
+    "test_workloads.py::test_unpatched_driver_under_gevent_fails_the_overlap_check":
+        "concurrent slow requests seen served one after another",
+    "test_oha.py": "a 1 s server stall read as p99 about 1 s",
+    "test_interleaved.py::test_an_open_loop_window_settles_at_its_own_rate_not_closed_loop":
+        "the settle's achieved rate",
+    "test_interleaved.py::test_calibrate_prints_one_json_object_with_the_method_s_figures":
+        "the run's wall time within its budget, the sized slowdown",
+    "test_gate.py::test_a_slowed_head_fails_the_gate_against_its_base_commit": "a slowdown detected",
+    "test_app_tune.py::test_the_regression_gate_fails_on_a_slowed_app_and_passes_an_unchanged_one":
+        "a slowdown detected, and none where there is none",
+}
+
+
+SHARED_FIXTURES = frozenset({"test_app.py", "test_app_tune.py", "test_ceiling.py", "test_gate.py",
+                             "test_go_reference.py"})
+"""Files whose module fixtures (a built app, a measured ceiling, a git repository) are made once
+per worker that runs their tests: their tests stay on one worker (pytest-xdist's loadgroup)."""
+
+
+def _listed(nodeid: str, table: dict[str, str]) -> str | None:
+    """The reason `table` gives for this test, by its node id or by its file."""
+    name = nodeid.removeprefix("tests/integration/")
+    return table.get(name) or table.get(name.split("::", 1)[0])
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "integration" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
+            if _listed(item.nodeid, ALONE) is not None:
+                item.add_marker(pytest.mark.alone)
+            if item.path.name in SHARED_FIXTURES:
+                item.add_marker(pytest.mark.xdist_group(item.path.name))
         reason = KNOWN_FLAKY.get(item.nodeid)
         if reason is not None:
             item.add_marker(pytest.mark.xfail(reason=f"known flaky: {reason}", strict=False))
