@@ -1,5 +1,5 @@
 """Thin command line: parse, then hand the command to its module (pywebbench/commands/). One
-catch of UserError: one line, exit 2."""
+catch of UserError: one line per problem (a config file may have several), exit 2."""
 
 from __future__ import annotations
 
@@ -46,5 +46,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pywebbench: error: {exc}", file=sys.stderr)
         return 1
     except UserError as exc:
-        print(f"pywebbench: error: {exc}", file=sys.stderr)  # one line, never wrapped
+        for problem in exc.problems:  # one line each, never wrapped
+            print(f"pywebbench: error: {problem}", file=sys.stderr)
         return 2

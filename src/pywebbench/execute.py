@@ -28,7 +28,8 @@ from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.registry import ByWindow
 from pywebbench.plan.budgeting import estimate_seconds, fit_plan_to_budget
 from pywebbench.plan.method_choice import choose_methods
-from pywebbench.plan.options import RunOptions, from_json
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sources import from_json
 from pywebbench.measure.accounting import choose_accountant
 from pywebbench.measure.round_plan import Budget, RoundPlan
 from pywebbench.measure.rounds import Rounds

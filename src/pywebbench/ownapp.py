@@ -32,7 +32,7 @@ from pywebbench.plan.app import (
 )
 from pywebbench.plan.declared import Command, flags_of
 from pywebbench.plan.generators import Generator
-from pywebbench.plan.options import from_sources
+from pywebbench.plan.sources import from_sources
 from pywebbench.plan.sessions import Plan, Variant, make_plan
 from pywebbench.plan.slo import Slo, parse_slo
 from pywebbench.plan.traffic import RequestSpec, parse_requests, parse_requests_file

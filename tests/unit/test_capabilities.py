@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from pywebbench.arguments import build_parser
+from pywebbench.commands.common import options_and_knobs
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.registry import window_generator
 from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.plan.generators import Generator
-from pywebbench.plan.options import RunOptions, from_json
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sources import from_json
 from pywebbench.results.model import Method, TrialSpec
 
 
@@ -64,3 +69,19 @@ def test_every_mix_at_a_rate_goes_to_oha_unless_vegeta_was_asked_for() -> None:
     assert at_a_rate(HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}"), configured="vegeta") == "vegeta"
     assert not Generator.OHA.can_send((HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}")))  # closed loop
     assert not Generator.AB.can_send((HttpRequest("GET", "/a"), HttpRequest("GET", "/b")))
+
+
+@pytest.mark.parametrize("generator", list(Generator))
+def test_a_list_of_rates_asks_the_generator_whether_it_keeps_a_rate(generator: Generator,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in list(os.environ):
+        if key.startswith("PYWEBBENCH_") and key != "PYWEBBENCH_CACHE":
+            monkeypatch.delenv(key)
+    args = build_parser().parse_args(["run", "--rate", "500,1000", "--generator", generator.value,
+                                      "--stack", "flask:gunicorn-sync"])
+    if generator.open_loop:  # oha and vegeta alike (vegeta was refused by name): a latency-versus-load curve
+        options, _, knobs = options_and_knobs(args)
+        assert options.generator is generator and knobs == ("rate=500,1000",)
+    else:
+        with pytest.raises(UserError, match=rf"^an open-loop --rate needs --generator oha or vegeta \({generator} is "):
+            options_and_knobs(args)

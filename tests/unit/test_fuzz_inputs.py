@@ -23,7 +23,8 @@ from pywebbench.arguments import build_parser
 from pywebbench.plan.declared import rates
 from pywebbench.commands.common import command_options as _options, stack_glob as _glob
 from pywebbench.errors import UserError
-from pywebbench.plan.options import RunOptions, from_sources, parse_cpu_list, parse_duration
+from pywebbench.plan.options import RunOptions, parse_cpu_list, parse_duration
+from pywebbench.plan.sources import from_sources
 from pywebbench.plan.sweep import parse_knobs
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -41,12 +42,17 @@ def assert_one_line(exc: BaseException) -> None:
     assert message and "\n" not in message and "Traceback" not in message, repr(message)
 
 
-def accepts_or_refuses(parse: Callable[[], Any]) -> Any:
-    """The value, or None after a one-line UserError; any other exception fails the test."""
+def accepts_or_refuses(parse: Callable[[], Any], *, several: bool = False) -> Any:
+    """The value, or None after a one-line UserError (`several`: one line per problem, as a config
+    file or the environment with several bad values is refused); any other exception fails the test."""
     try:
         return parse()
     except UserError as exc:
-        assert_one_line(exc)
+        if several:
+            assert exc.problems and all(p.strip() and "Traceback" not in p for p in exc.problems), repr(str(exc))
+            assert str(exc) == "\n".join(exc.problems)
+        else:
+            assert_one_line(exc)
         return None
 
 
@@ -128,7 +134,7 @@ def assert_valid(options: RunOptions | None) -> None:
 def test_environment_variables(values: dict[str, str]) -> None:
     environ = {"PYWEBBENCH_" + k.upper().replace("-", "_"): v for k, v in values.items()}
     environ["PYWEBBENCH_CACHE"] = "/nonexistent"  # read elsewhere, never an option
-    assert_valid(accepts_or_refuses(lambda: from_sources(config_file=None, environ=environ, flags={})))
+    assert_valid(accepts_or_refuses(lambda: from_sources(config_file=None, environ=environ, flags={}), several=True))
 
 
 def _toml_value(value: Any) -> str:
@@ -153,7 +159,7 @@ def test_config_file_tables(tmp_path_factory: pytest.TempPathFactory, table: dic
     text = ("[run]\n" if in_run else "") + "".join(f'"{k}" = {_toml_value(v)}\n' for k, v in table.items())
     path = tmp_path_factory.mktemp("cfg") / "pwb.toml"
     path.write_text(text)
-    assert_valid(accepts_or_refuses(lambda: from_sources(config_file=path, environ={}, flags={})))
+    assert_valid(accepts_or_refuses(lambda: from_sources(config_file=path, environ={}, flags={}), several=True))
 
 
 @FUZZ
@@ -163,7 +169,7 @@ def test_config_file_tables(tmp_path_factory: pytest.TempPathFactory, table: dic
 def test_config_file_bytes(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
     path = tmp_path_factory.mktemp("cfg") / "pwb.toml"
     path.write_bytes(data)
-    assert_valid(accepts_or_refuses(lambda: from_sources(config_file=path, environ={}, flags={})))
+    assert_valid(accepts_or_refuses(lambda: from_sources(config_file=path, environ={}, flags={}), several=True))
 
 
 def test_config_file_that_is_a_directory(tmp_path: Path) -> None:

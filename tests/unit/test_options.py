@@ -3,7 +3,8 @@ from pathlib import Path
 import pytest
 
 from pywebbench.errors import UserError
-from pywebbench.plan.options import CpuSplit, RunOptions, default_split, from_sources, parse_cpu_list
+from pywebbench.plan.options import CpuSplit, RunOptions, default_split, parse_cpu_list
+from pywebbench.plan.sources import from_sources
 
 
 def test_cpu_list_syntax() -> None:

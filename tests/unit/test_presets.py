@@ -8,7 +8,7 @@ import pytest
 
 from pywebbench.catalog.registry import Catalog, build_catalog
 from pywebbench.errors import UserError
-from pywebbench.plan.options import from_sources
+from pywebbench.plan.sources import from_sources
 from pywebbench.plan.presets import (
     METRICS,
     PRESETS,

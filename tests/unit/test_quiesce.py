@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from pywebbench.measure.launchers import RunningServer
 from pywebbench.measure.quiesce import ServersCpu, idle_share, wait_until_idle
 
@@ -56,6 +58,7 @@ def test_the_idle_threshold_grows_with_the_servers_launched() -> None:
     assert idle_share(52) > idle_share(2) > 0
 
 
+@pytest.mark.serial  # the wall clock (a budget) or a process's CPU time: a neighbour moves it
 def test_servers_cpu_reads_a_real_busy_process_tree() -> None:
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:

@@ -130,6 +130,7 @@ def test_the_budget_and_the_round_limit_stop_it(tmp_path: Path) -> None:
     assert capped.rounds == 4 and capped.stopped == "max-rounds"
 
 
+@pytest.mark.serial  # the wall clock (a budget) or a process's CPU time: a neighbour moves it
 def test_under_a_budget_the_progress_counts_the_rounds_the_time_left_buys(tmp_path: Path) -> None:
     setup = _Setup(tmp_path)
     progress: list[tuple[int, int]] = []

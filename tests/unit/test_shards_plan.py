@@ -10,7 +10,8 @@ import pytest
 
 from pywebbench.errors import UserError
 from pywebbench.plan.hosts import Role, parse_inventory
-from pywebbench.plan.options import RunOptions, from_sources
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sources import from_sources
 from pywebbench.plan.shards import (
     check_shards,
     fleet_shards,

@@ -10,10 +10,10 @@ import os
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
-from pywebbench.plan.declared import Command, flags_of
-from pywebbench.plan.generators import Generator
+from pywebbench.plan.declared import Command, declared, flags_of
 from pywebbench.plan.knobs import knob_args
-from pywebbench.plan.options import RunOptions, from_sources
+from pywebbench.plan.options import RunOptions
+from pywebbench.plan.sources import from_sources
 from pywebbench.plan.presets import Preset, get_preset, preset_options
 
 
@@ -25,11 +25,12 @@ def stack_glob(catalog: Catalog, pattern: str) -> list[Stack]:
 
 
 def command_flags(args: argparse.Namespace) -> dict[str, object]:
-    flags = flags_of(args, Command(args.command))
-    for name, value in flags.items():
+    command = Command(args.command)
+    flags = flags_of(args, command)
+    for option in declared(command):
         # argparse reads `--warmup=--` as "no value" and hands over an empty list
-        if isinstance(value, list) and name not in ("stack_cpus", "loadgen_cpus"):
-            raise UserError(f"--{name.removesuffix('_s').replace('_', '-')} needs a value")
+        if isinstance(flags.get(option.field), list):
+            raise UserError(f"{option.flag} needs a value")
     return flags
 
 
@@ -56,6 +57,7 @@ def options_and_knobs(args: argparse.Namespace) -> tuple[RunOptions, str | None,
         knobs = preset_knobs(get_preset(preset)) + knobs
     if len(rates) > 1:
         knobs += ("rate=" + ",".join(f"{r:g}" for r in rates),)
-        if options.generator is not Generator.OHA:
-            raise UserError(f"an open-loop --rate needs --generator oha ({options.generator} is closed-loop)")
+        if not options.generator.open_loop:
+            raise UserError(f"an open-loop --rate needs --generator {options.generator.open_loop_names()} "
+                            f"({options.generator} is closed-loop)")
     return options, preset, knobs

@@ -2,7 +2,7 @@
 read from RunOptions, never typed twice), and the commands that take it.
 
 The parsers (arguments.py), the flags handed to the option layers (commands/common.py, ownapp.py), the
-config file's and environment's spellings (options.py) and docs/reference/run.md's option table
+config file's and environment's spellings and readings (sources.py) and docs/reference/run.md's option table
 (scripts/docs) are made from OPTIONS. A new option is a RunOptions field and one line here.
 """
 
@@ -131,9 +131,10 @@ class Option:
     by the command alone (--wide), so not handed to the option layers as given."""
 
     @property
-    def name(self) -> str:
-        """The flag without its dashes, as the config file and the environment may spell it."""
-        return self.flag.removeprefix("--").replace("-", "_")
+    def spellings(self) -> tuple[str, ...]:
+        """Its flag and aliases as the config file and the environment (upper-case after
+        PYWEBBENCH_) may spell them, besides its field (plan/sources.py)."""
+        return tuple(f.removeprefix("--").replace("-", "_") for f in (self.flag, *self.aliases))
 
     def help_text(self) -> str:
         # Read only where the help names it: a by_command option may be no RunOptions field.
@@ -154,9 +155,11 @@ def default_text(field: str) -> str:
 
 O = Option
 OPTIONS: tuple[Option, ...] = (
-    O("stacks", "--stack", "stack to run (repeatable; globs allowed)", kind=Kind.APPEND,
+    O("stacks", "--stack", "stack to run (repeatable; globs allowed; PYWEBBENCH_STACK takes a comma-separated "
+      "list)", kind=Kind.APPEND,
       metavar="FRAMEWORK:SERVER[-MODEL]", commands=RUN_LIKE),
-    O("workloads", "--workload", "workload (repeatable)", kind=Kind.APPEND, commands=RUN_LIKE),
+    O("workloads", "--workload", "workload (repeatable; PYWEBBENCH_WORKLOAD takes a comma-separated list)",
+      kind=Kind.APPEND, commands=RUN_LIKE),
     O("connections", "--connections", "concurrent connections ({default})", positive_int),
     O("duration_s", "--duration", "measured seconds per window ({default})", float),
     O("warmup_s", "--warmup", "discarded warmup seconds per server start ({default})", float),
@@ -255,10 +258,11 @@ def add_options(parser: argparse.ArgumentParser, command: Command) -> None:
 
 def flags_of(args: argparse.Namespace, command: Command) -> dict[str, object]:
     """The parsed values of the command's options, by RunOptions field (None: not given)."""
-    flags: dict[str, object] = {o.field: getattr(args, o.field) for o in declared(command) if not o.by_command}
-    for name in ("stacks", "workloads"):
-        if isinstance(flags.get(name), list):
-            flags[name] = tuple(flags[name])  # type: ignore[arg-type]
+    flags: dict[str, object] = {}
+    for option in declared(command):
+        if not option.by_command:
+            value = getattr(args, option.field)
+            flags[option.field] = tuple(value) if option.kind is Kind.APPEND and isinstance(value, list) else value
     return flags
 
 

@@ -46,6 +46,11 @@ class Generator(StrEnum):
         """Keeps an offered rate (--rate, --slo), its latencies free of coordinated omission."""
         return self in (Generator.OHA, Generator.VEGETA)
 
+    @classmethod
+    def open_loop_names(cls) -> str:
+        """The open-loop generators, for a message that asks for one: 'oha or vegeta'."""
+        return " or ".join(g.value for g in cls if g.open_loop)
+
     @property
     def sends_a_mix(self) -> bool:
         """Sends any weighted mix of several requests (--request ... more than once)."""

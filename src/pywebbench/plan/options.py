@@ -1,11 +1,10 @@
-"""Every knob of a run as one frozen value; config file < environment < command-line flags."""
+"""Every knob of a run as one frozen value, and its checks; plan/sources.py layers it from the
+config file, the environment and the flags."""
 
 from __future__ import annotations
 
 import math
-import os
-import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from pywebbench.results.model import Method
 __all__ = ["CpuSplit", "default_split", "parse_cpu_list",  # their home is plan/cpus.py; said here for older imports
            "GENERATOR_NAMES"]  # and plan/generators.py
 
-ENV_PREFIX = "PYWEBBENCH_"
 DEFAULT_ROUNDS = 6
 """Interleaved and duet: three launches of two rounds (an interval needs two launches; 3 x 2 is
 0.8x as wide as 2 x 3 in simulation at 14 stacks)."""
@@ -180,34 +178,40 @@ class RunOptions:
         return self
 
     def _validate_numbers(self) -> None:
+        for name, problem in self.number_problems():
+            raise UserError(f"{flag_of(name)} {problem}")
+
+    def number_problems(self) -> Iterator[tuple[str, str]]:
+        """(field, what is wrong) for each number out of its own range, each field checked alone,
+        so the config file's and the environment's readers (plan/sources.py) name each value as
+        it was spelt there."""
         # nan passes every `<= 0` test below and inf would never end: refuse both first.
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, float) and not math.isfinite(value):
-                raise UserError(f"--{f.name.removesuffix('_s').replace('_', '-')} must be a finite number, got {value}")
-        positive = {
-            "connections": self.connections,
-            "duration": self.duration_s,
-            "repeats": self.rounds,
-            "timeout": self.timeout_s,
-            "ready-timeout": self.ready_timeout_s,
-        }
+        infinite = {f.name for f in fields(self)
+                    if isinstance(getattr(self, f.name), float) and not math.isfinite(getattr(self, f.name))}
+        for name in sorted(infinite, key=list(_FIELDS).index):
+            yield name, f"must be a finite number, got {getattr(self, name)}"
+        positive = {"connections": self.connections, "duration_s": self.duration_s, "repeats": self.rounds,
+                    "timeout_s": self.timeout_s, "ready_timeout_s": self.ready_timeout_s, "workers": self.workers,
+                    "threads": self.threads, "requests": self.requests, "max_db_sessions": self.max_db_sessions,
+                    "db_rows": self.db_rows, "upstream_size": self.upstream_size, "cpu_size": self.cpu_size,
+                    "rounds_per_launch": self.rounds_per_launch, "launch_block": self.launch_block,
+                    "shards": self.shards, "rate": self.rate}
+        not_negative = {"warmup_s": self.warmup_s, "settle_s": self.settle_s, "db_pool": self.db_pool,
+                        "db_delay_s": self.db_delay_s, "upstream_delay_s": self.upstream_delay_s}
         for name, value in positive.items():
-            if value <= 0:
-                raise UserError(f"--{name} must be positive, got {value}")
-        if self.warmup_s < 0:
-            raise UserError(f"--warmup must be zero or positive, got {self.warmup_s}")
-        for name, count in (("workers", self.workers), ("threads", self.threads), ("requests", self.requests)):
-            if count is not None and count <= 0:
-                raise UserError(f"--{name} must be positive, got {count}")
-        for name, count in (("max-db-sessions", self.max_db_sessions), ("db-rows", self.db_rows),
-                            ("upstream-size", self.upstream_size), ("cpu-size", self.cpu_size)):
-            if count <= 0:
-                raise UserError(f"--{name} must be positive, got {count}")
-        if self.db_pool < 0 or self.db_delay_s < 0 or self.upstream_delay_s < 0:
-            raise UserError("--db-pool, --db-delay and --upstream-delay must not be negative")
-        if self.upstream_size < 12:
-            raise UserError(f"--upstream-size must be at least 12 bytes, got {self.upstream_size}")
+            if name not in infinite and value is not None and value <= 0:
+                yield name, f"must be positive, got {value}"
+        for name, value in not_negative.items():
+            if name not in infinite and value < 0:
+                yield name, f"must be zero or positive, got {value}"
+        if self.upstream_size > 0 and self.upstream_size < 12:
+            yield "upstream_size", f"must be at least 12 bytes, got {self.upstream_size}"
+        if self.budget_s is not None and "budget_s" not in infinite and self.budget_s <= 0:
+            yield "budget_s", f"must be positive, got {self.budget_s:g}s"
+        if self.precision is not None and "precision" not in infinite and not 0 < self.precision < 1:
+            yield "precision", f"is a fraction such as 0.02, got {self.precision}"
+        if "equivalence" not in infinite and not 0 < self.equivalence < 1:
+            yield "equivalence", f"must be between 0% and 100%, got {self.equivalence:g}"
 
     def _validate_choices(self) -> None:
         if self.driver is not None and self.driver not in DRIVER_REQUIREMENTS:
@@ -229,8 +233,6 @@ class RunOptions:
         return self.hosts is not None or self.topology == "netns"
 
     def _validate_method(self) -> None:
-        if self.precision is not None and not 0 < self.precision < 1:
-            raise UserError(f"--precision is a fraction such as 0.02, got {self.precision}")
         if self.max_rounds < self.rounds:
             raise UserError(f"--max-rounds ({self.max_rounds}) must be at least --repeats ({self.rounds})")
         if self.allocation not in ALLOCATIONS:
@@ -244,19 +246,9 @@ class RunOptions:
         if self.launch_block is not None and (not self.method.paired or self.allocation == "adaptive"):
             raise UserError("--launch-block cycles the launches of live servers through blocks of stacks: it needs "
                             "--method interleaved or duet, and --allocation even")
-        if self.settle_s < 0:
-            raise UserError(f"--settle must be zero or positive, got {self.settle_s}")
-        if self.rounds_per_launch <= 0:
-            raise UserError(f"--rounds-per-launch must be positive, got {self.rounds_per_launch}")
-        if self.budget_s is not None and self.budget_s <= 0:
-            raise UserError(f"--budget must be positive, got {self.budget_s:g}s")
-        if not 0 < self.equivalence < 1:
-            raise UserError(f"--equivalence must be between 0% and 100%, got {self.equivalence:g}")
-        if self.rate is not None:
-            if self.rate <= 0:
-                raise UserError(f"--rate must be positive, got {self.rate}")
-            if not self.generator.open_loop:
-                raise UserError(f"an open-loop --rate needs --generator oha or vegeta ({self.generator} is closed-loop)")
+        if self.rate is not None and not self.generator.open_loop:
+            raise UserError(f"an open-loop --rate needs --generator {Generator.open_loop_names()} "
+                            f"({self.generator} is closed-loop)")
         if self.workers_per_cpu is not None and self.workers_per_cpu <= 0:
             raise UserError(f"workers_per_cpu must be positive, got {self.workers_per_cpu}")
         if any(count <= 0 for _, count in self.workload_requests):
@@ -285,8 +277,15 @@ class RunOptions:
 
 _FIELDS = {f.name: f for f in fields(RunOptions)}
 SPELLINGS = {name.removesuffix("_s"): name for name in _FIELDS if name.endswith("_s")}
-"""A seconds field as its flag spells it (`duration` for duration_s), for the config file, the
-environment and knobs; the field's own name is accepted too."""
+"""A seconds field without its `_s`, as knobs spell it (`db_delay` for db_delay_s); the config file
+and the environment take these besides every declared option's flag and field (plan/sources.py)."""
+
+
+def flag_of(field: str) -> str:
+    """The flag a RunOptions field is given by, as the checks name it: `--duration` for duration_s."""
+    return "--" + field.removesuffix("_s").replace("_", "-")
+
+
 def parse_duration(value: Any) -> float:
     """'10m', '90s', '1h', '1m30s' or a number of seconds -> seconds."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -312,89 +311,3 @@ def parse_duration(value: Any) -> float:
     if total <= 0:
         raise UserError(f"bad duration {value!r}: must be positive")
     return total
-
-
-def _coerce(name: str, value: Any) -> Any:
-    """Config-file and environment values into the field's type, with a one-line error."""
-    current = getattr(RunOptions(), name)
-    try:
-        if name in ("stacks", "workloads"):
-            items = value.split(",") if isinstance(value, str) else list(value)
-            return tuple(str(v).strip() for v in items if str(v).strip())
-        if name in ("stack_cpus", "loadgen_cpus"):
-            return parse_cpu_list(value) if isinstance(value, str) else tuple(int(v) for v in value)
-        if name == "workload_requests":
-            pairs = value.items() if isinstance(value, Mapping) else value
-            return tuple((str(k), int(v)) for k, v in pairs)
-        if name == "out_dir":
-            return Path(value)
-        if isinstance(current, bool):  # keepalive, allow_remote
-            if isinstance(value, bool):
-                return value
-            return str(value).lower() in ("1", "true", "yes", "on")
-        if name in ("workers", "threads", "requests", "seed", "repeats", "connections", "default_threads",
-                    "max_db_sessions", "db_rows", "db_pool", "upstream_size", "cpu_size", "max_rounds",
-                    "workers_per_cpu", "rounds_per_launch", "launch_block", "shards"):
-            return int(value)
-        if name == "budget_s":
-            return parse_duration(value)
-        if isinstance(current, float) or name.endswith("_s") or name in ("precision", "rate"):
-            return float(value)
-        return str(value)
-    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf) from a TOML float
-        raise UserError(f"option {name}: cannot use {value!r}") from None
-
-
-def _canonical(key: str) -> str:
-    name = key.replace("-", "_").lower()
-    name = SPELLINGS.get(name, name)
-    if name not in _FIELDS:
-        raise UserError(f"unknown option {key!r}")
-    return name
-
-
-def from_json(data: Mapping[str, Any]) -> RunOptions:
-    """Options as a results header stored them (to_json), for --resume."""
-    values = {name: _coerce(name, value) for name, value in data.items() if name in _FIELDS and value is not None}
-    return replace(RunOptions(), **values).validate()
-
-
-def from_sources(
-    *,
-    config_file: Path | None,
-    environ: Mapping[str, str],
-    flags: Mapping[str, Any],
-    preset: Mapping[str, Any] | None = None,
-) -> RunOptions:
-    """Layer the sources: config file, then a preset, then PYWEBBENCH_* variables, then flags."""
-    values: dict[str, Any] = {}
-    if config_file is not None:
-        try:
-            data = tomllib.loads(config_file.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UserError(f"cannot read config {config_file}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise UserError(f"malformed config {config_file}: not UTF-8 text (byte {exc.start})") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise UserError(f"malformed config {config_file}: {exc}") from None
-        table = data.get("run", data)
-        if not isinstance(table, dict):
-            raise UserError(f"{config_file}: [run] must be a table")
-        for key, value in table.items():
-            name = _canonical(key)
-            values[name] = _coerce(name, value)
-    for key, value in (preset or {}).items():
-        name = _canonical(key)
-        values[name] = _coerce(name, value)
-    for key, value in environ.items():
-        if key.startswith(ENV_PREFIX) and key not in ("PYWEBBENCH_CACHE",):
-            name = _canonical(key[len(ENV_PREFIX):])
-            values[name] = _coerce(name, value)
-    for key, value in flags.items():
-        if value is not None:
-            values[_canonical(key)] = value
-    return replace(RunOptions(), **values).validate()
-
-
-def environment() -> Mapping[str, str]:
-    return os.environ

@@ -104,7 +104,7 @@ def shard_options(options: RunOptions, shard: Shard, out_dir: Path, hosts: Path 
 
 
 def options_toml(options: RunOptions) -> str:
-    """The options as a config file `run --config` reads back (options.from_sources)."""
+    """The options as a config file `run --config` reads back (sources.from_sources)."""
     data = {name: _plain(value) for name, value in options.to_json().items() if value is not None}
     return tomli_w.dumps({"run": data})
 

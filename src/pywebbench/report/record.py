@@ -1,13 +1,26 @@
 """The flat record of a row (one per stack x workload x knobs): the CSV's columns and the JSON's
-rows, raw numbers rounded to what was measured, no formatting."""
+rows, raw numbers rounded to what was measured, no formatting.
+
+Every sweepable knob (plan/sweep.py) is a column of its own, made from the knob list, so rows that
+differ only in a knob's setting differ in a column: a knob named as `--knob` names it, durations
+in ms (`rtt_ms`, `db_delay_ms`), stack_cpus as the count of CPUs the stack had (the knob's unit).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pywebbench.analyze.rows import Row
+from pywebbench.plan.sweep import Kind, Knob
 
-CSV_COLUMNS: tuple[str, ...] = (
+
+def knob_column(knob: Knob) -> str:
+    """The column a knob's setting is in: its name, `_ms` after a duration's."""
+    return f"{knob.value}_ms" if knob.spec.kind is Kind.SECONDS else knob.value
+
+
+KNOB_COLUMNS: tuple[str, ...] = tuple(knob_column(k) for k in Knob)
+_COLUMNS: tuple[str, ...] = (
     "framework", "server", "worker_class", "type", "workers", "threads", "workload", "connections",
     "rps", "rps_ci_low", "rps_ci_high", "rps_min", "rps_max", "ratio", "ratio_ci_low", "ratio_ci_high",
     "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "errors", "valid", "db_sessions",
@@ -18,6 +31,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     "method", "rounds", "launches", "tie_group", "cpu_ratio", "cpu_ratio_ci_low", "cpu_ratio_ci_high", "mde",
     "cpu_source",
 )
+CSV_COLUMNS: tuple[str, ...] = _COLUMNS + tuple(c for c in KNOB_COLUMNS if c not in _COLUMNS)
+"""The columns in their order; a knob's column that is not among them yet comes last."""
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -32,17 +47,28 @@ def _bound(interval: tuple[float, float] | None, index: int, digits: int) -> flo
     return None if interval is None else round(interval[index], digits)
 
 
+def knob_setting(row: Row, knob: Knob) -> Any:
+    """The knob's setting the row ran with: the stack's own count where it records one (workers,
+    threads: its default rule resolved), else the trial's; a duration in ms, CPUs as a count."""
+    ran = getattr(row.stack, knob.field, None)
+    value = ran if ran is not None else getattr(row.spec, knob.field)
+    if isinstance(value, tuple):
+        return len(value) or None
+    return _ms(value) if knob.spec.kind is Kind.SECONDS else value
+
+
 def flat(row: Row) -> dict[str, Any]:
+    return {**{knob_column(k): knob_setting(row, k) for k in Knob}, **_described(row)}
+
+
+def _described(row: Row) -> dict[str, Any]:
     s = row.stack
     return {
         "framework": s.framework_title,
         "server": s.server_title,
         "worker_class": s.worker_class,
         "type": s.concurrency,
-        "workers": s.workers,
-        "threads": s.threads,
         "workload": row.spec.workload,
-        "connections": row.spec.connections,
         "rps": _round(row.rps, 1),
         "rps_ci_low": _bound(row.rps_ci, 0, 1),
         "rps_ci_high": _bound(row.rps_ci, 1, 1),
@@ -71,12 +97,6 @@ def flat(row: Row) -> dict[str, Any]:
         "cpu_percent": _round(row.cpu_percent, 1),
         "rss_mb": _round(row.rss_mb, 1),
         "topology": row.spec.topology,
-        "max_db_sessions": row.spec.max_db_sessions,
-        "db_delay_ms": _ms(row.spec.db_delay_s),
-        "db_pool": row.spec.db_pool,
-        "upstream_delay_ms": _ms(row.spec.upstream_delay_s),
-        "cpu_size": row.spec.cpu_size,
-        "rate": row.spec.rate,
         "uncorrected_p99_ms": _round(row.uncorrected_p99_ms, 3),
         "method": row.method,
         "rounds": row.rounds,
