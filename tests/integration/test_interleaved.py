@@ -181,8 +181,8 @@ def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Pa
 
 
 def test_ctrl_c_mid_round_keeps_finished_windows_and_leaves_nothing(tmp_path: Path) -> None:
-    argv = [sys.executable, "-m", "pywebbench", "run", *THREE, "--duration", "2", "--warmup", "0.5",
-            "--settle", "0.2", "--connections", "10", "--repeats", "5", "--out", str(tmp_path)]
+    argv = [sys.executable, "-m", "pywebbench", "run", *THREE, "--duration", "1", "--warmup", "0.5",
+            "--settle", "0.2", "--connections", "10", "--repeats", "3", "--out", str(tmp_path)]
     harness = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True)
     seen: set[int] = set()
@@ -195,7 +195,7 @@ def test_ctrl_c_mid_round_keeps_finished_windows_and_leaves_nothing(tmp_path: Pa
             except psutil.NoSuchProcess:
                 break
             if path.exists() and path.read_text().count('"record": "trial"') >= 4:
-                time.sleep(1.0)  # inside the second round's second window
+                time.sleep(0.5)  # inside the second round's second window (1 s windows)
                 seen.update(p.pid for p in psutil.Process(harness.pid).children(recursive=True))
                 break
             time.sleep(0.1)
@@ -208,7 +208,7 @@ def test_ctrl_c_mid_round_keeps_finished_windows_and_leaves_nothing(tmp_path: Pa
     assert code == 130, harness.stderr.read().decode()[-2000:] if harness.stderr else ""
     results = load_results(tmp_path)
     assert not results.complete
-    assert 4 <= len(results.trials) < 15
+    assert 4 <= len(results.trials) < 9
     assert all(t.valid for t in results.trials)
     first_round = [t for t in results.trials if t.spec.round == 1]
     assert len(first_round) == 3
