@@ -34,8 +34,6 @@ ALONE: dict[str, str] = {
     "test_oha.py": "a 1 s server stall read as p99 about 1 s",
     "test_interleaved.py::test_an_open_loop_window_settles_at_its_own_rate_not_closed_loop":
         "the settle's achieved rate",
-    "test_interleaved.py::test_calibrate_prints_one_json_object_with_the_method_s_figures":
-        "the run's wall time within its budget, the sized slowdown",
     "test_gate.py::test_a_slowed_head_fails_the_gate_against_its_base_commit": "a slowdown detected",
     "test_app_tune.py::test_the_regression_gate_fails_on_a_slowed_app_and_passes_an_unchanged_one":
         "a slowdown detected, and none where there is none",
@@ -50,7 +48,7 @@ per worker that runs their tests: their tests stay on one worker (pytest-xdist's
 
 # The parallel pass ends when its last test does: the longest start first (each took a minute
 # or more three at a time on this 2-core VM, 2026-11-28), so no long test starts at the end.
-LONGEST_FIRST = ("test_shards.py", "test_workloads.py::test_every_workload_answers_right_on_every_type",
+LONGEST_FIRST = ("test_interleaved.py::test_calibrate_prints", "test_shards.py", "test_workloads.py::test_every_workload_answers_right_on_every_type",
                  "test_hosts_db.py", "test_interleaved.py::test_ctrl_c_mid_round",
                  "test_interleaved.py::test_a_duet_of_six_stacks", "test_tune.py",
                  "test_sweeps_and_statistics.py::test_calibrate_and_compare", "test_app_tune.py",

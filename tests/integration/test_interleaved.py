@@ -155,9 +155,10 @@ def test_calibrate_refuses_a_budget_that_buys_no_interval_before_anything_starts
 
 
 def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Path) -> None:
-    # Three launches of A, A2, B and P (two ratios lend nothing) after the sizing, in the least
-    # budget the plan accepts for windows this short (it refuses 110 s): the plumbing, not a figure
-    done = pywebbench("calibrate", "--json", "--budget", "120s", "--duration", "0.3", "--warmup", "0.2",
+    # Three launches of A, A2, B and P (two ratios lend nothing) after the sizing. The plan accepts
+    # 120 s for windows this short (it refuses 110 s); 150 s leaves room for the two tests that run
+    # beside it in the suite's parallel pass. The plumbing, not a figure.
+    done = pywebbench("calibrate", "--json", "--budget", "150s", "--duration", "0.3", "--warmup", "0.2",
                       "--settle", "0.1", "--connections", "20", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     figures = json.loads(done.stdout)
@@ -166,7 +167,7 @@ def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Pa
         assert key in figures, key
     assert figures["injected_slowdown"] == 0.05 and figures["extra_us"] > 0
     assert figures["rounds"] >= 2 and len(figures["aa_ci"]) == 2 and len(figures["ab_ci"]) == 2
-    assert figures["wall_s"] < 120 + 10  # the budget and one window
+    assert figures["wall_s"] < 150 + 10  # the budget and one window
     assert figures["ab_expected"] is not None and figures["ab_holds_expected"] is not None
     # B spins the sizing probe's own loops, on the share of its requests that makes 5%
     assert 0 < figures["extra_share"] < 1 and figures["ab_expected_score"] is not None
