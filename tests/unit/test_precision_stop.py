@@ -29,6 +29,8 @@ from pywebbench.catalog.workloads import HELLO
 from support.builders import header, trial
 from support.fakes import CurrentPythonBuilder, stdlib_stack
 
+pytestmark = pytest.mark.usefixtures("short_quiet_samples")
+
 BASE, TWO, THREE = (stdlib_stack("ok", name).id for name in ("one", "two", "three"))
 PRECISION = 0.05
 Script = Callable[[str, int], float]

@@ -23,6 +23,8 @@ from pywebbench.catalog.workloads import HELLO
 from support.builders import header
 from support.fakes import CurrentPythonBuilder, stdlib_stack
 
+pytestmark = pytest.mark.usefixtures("short_quiet_samples")
+
 NAMES = ("one", "two", "three")
 
 

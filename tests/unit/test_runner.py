@@ -19,6 +19,8 @@ from pywebbench.catalog.workloads import HELLO
 from support.builders import header
 from support.fakes import CurrentPythonBuilder, stdlib_stack
 
+pytestmark = pytest.mark.usefixtures("short_quiet_samples")
+
 
 def _plan(*modes: str) -> Plan:
     sessions = []

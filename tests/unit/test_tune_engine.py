@@ -8,6 +8,8 @@ import random
 import re
 from pathlib import Path
 
+import pytest
+
 from pywebbench.analyze.tuning import Tuning
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.loadgen.base import LoadRequest
@@ -22,6 +24,8 @@ from pywebbench.tune import TuneRequest, tune
 from support.builders import header
 from support.fake_loadgen import FakeLoadGenerator, synthetic_result
 from support.fakes import CurrentPythonBuilder, stdlib_stack
+
+pytestmark = pytest.mark.usefixtures("short_quiet_samples")
 
 THROUGHPUT = {1: 500.0, 2: 1000.0, 3: 1004.0}
 """req/s by workers: 2 and 3 cannot be told apart, 1 is half."""

@@ -41,10 +41,12 @@ def idle_share(servers: int) -> float:
     return IDLE_CPU_BASE + IDLE_CPU_PER_SERVER * servers
 
 
-def wait_until_idle(cpu_seconds: Callable[[], float], servers: int, *, sample_s: float = SAMPLE_S,
+def wait_until_idle(cpu_seconds: Callable[[], float], servers: int, *, sample_s: float | None = None,
                     timeout_s: float = TIMEOUT_S, clock: Callable[[], float] = time.monotonic,
                     sleep: Callable[[float], None] = time.sleep) -> Quiet:
-    """Sample `cpu_seconds` (the servers' CPU so far) until a sample's share is idle, or the timeout."""
+    """Sample `cpu_seconds` (the servers' CPU so far) until a sample's share is idle, or the timeout
+    (each sample `sample_s` long, SAMPLE_S as the module holds it when called)."""
+    sample_s = SAMPLE_S if sample_s is None else sample_s
     start = clock()
     threshold = idle_share(servers)
     share = float("inf")
