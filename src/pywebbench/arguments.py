@@ -33,6 +33,14 @@ def _add_run_flags(p_run: argparse.ArgumentParser, command: Command, knob: str |
     add_options(p_run, command)
 
 
+def _add_ci_files(parser: argparse.ArgumentParser, what: str) -> None:
+    """--junit and --summary: the answer in CI's own terms, written after it (the exit code unchanged)."""
+    parser.add_argument("--junit", type=Path, metavar="FILE", help=f"write JUnit XML for CI's test reporters: {what}")
+    parser.add_argument("--summary", type=Path, metavar="FILE", help="write a Markdown summary for a pull-request "
+                        "comment or $GITHUB_STEP_SUMMARY: PASS or FAIL, the verdict table, each ratio's 95%% "
+                        "interval, the command")
+
+
 def _status(text: str) -> int:
     if not text.isdigit() or not 100 <= int(text) <= 599:
         raise argparse.ArgumentTypeError(f"an HTTP status such as 200, got {text!r}")
@@ -88,6 +96,8 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     p_app.add_argument("--fail-on-regression", type=fraction, metavar="PCT", default=None,
                        help="with a baseline: exit 1 when a head/base interval lies wholly past PCT (e.g. 2%%) on "
                        "the worse side: req/s down, p99 or CPU per request up")
+    _add_ci_files(p_app, "a case per server and figure with a baseline (failed by a regression), else per "
+                  "server (failed by an invalid window)")
     add_options(p_app, Command.APP)
 
 
@@ -117,6 +127,7 @@ def _add_compare_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> Non
     p_cmp.add_argument("--fail-on-regression", type=fraction, metavar="PCT", default=None,
                        help="exit 1 when a row got significantly worse by more than PCT (e.g. 5%%): req/s down, "
                        "p99 or CPU per request up")
+    _add_ci_files(p_cmp, "a case per stack, workload and figure, failed by a regression past --fail-on-regression")
 
 
 def _add_history_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
@@ -156,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "memory) in interleaved rounds; a ranked table with ties and the command to deploy the best")
     p_run.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the objective is the highest offered rate "
                        "(open loop, oha) whose corrected percentile stays under TIME, e.g. 'p99<100ms'")
+    _add_ci_files(p_run, "a case per stack and workload, failed by an invalid window")
 
     p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs", epilog=EXIT_CODES,
                              formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -16,12 +16,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pywebbench.analyze.gate import BASE, HEAD, GateFigure, head_over_base
+from pywebbench.analyze.gate import BASE, HEAD, Gate, GateFigure, head_over_base
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.tuning import Tuning
 from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import ConcurrencyType, Interface, ServerVariant, Stack
 from pywebbench.catalog.registry import Catalog
+from pywebbench.commands.ci import check_ci_files, finish_run, refuse_ci_files, write_gate_files, write_run_files
 from pywebbench.errors import UserError
 from pywebbench.execute import Job, Outcome
 from pywebbench.measure.machine import usable_cpus
@@ -75,6 +76,9 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
     under each server, answered as head/base)."""
     slo = _check_tune_flags(args, note)
     _check_gate_flags(args)
+    if args.tune:
+        refuse_ci_files(args, "a tuning run's probes past capacity fail by design (its answer is tuning.md)")
+    check_ci_files(args)
     with baseline_source(args.app_dir, directory=args.baseline_dir, ref=args.baseline_ref) as base_dir:
         return _run_app(args, catalog, run, exit_code, note, slo, base_dir)
 
@@ -135,14 +139,22 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
     if args.tune:
         return _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, rate), run, exit_code, note)
     outcome = run(job, catalog, variants[0].label, None)  # its table ends with the deploy commands
-    _refuse_if_wrong_everywhere(outcome, note)
+    try:
+        _refuse_if_wrong_everywhere(outcome, note)
+    except UserError:
+        write_run_files(args, outcome.run_dir, 2)  # the windows that failed, for CI to show
+        raise
     if prepared.base is None:
-        return exit_code(outcome)
+        return finish_run(args, outcome.run_dir, lambda: exit_code(outcome))
     gate = head_over_base(load_results(outcome.run_dir).trials, args.fail_on_regression or DEFAULT_GATE)
     (outcome.run_dir / "gate.json").write_text(gate_json(gate), encoding="utf-8")
     (outcome.run_dir / "gate.md").write_text(gate_markdown(gate), encoding="utf-8")
     print(render_gate(gate), end="")
-    code = exit_code(outcome)
+    code = _gate_code(args, gate, outcome, exit_code(outcome), note)
+    return write_gate_files(args, outcome.run_dir, gate, code, judged=args.fail_on_regression is not None)
+
+
+def _gate_code(args: argparse.Namespace, gate: Gate, outcome: Outcome, code: int, note: Callable[[str], None]) -> int:
     if args.fail_on_regression is None:
         note(f"the gate judged at +-{DEFAULT_GATE:.0%} and did not fail the run: --fail-on-regression PCT does")
         return code

@@ -28,7 +28,6 @@ ALONE: dict[str, str] = {
     "test_hosts_proxy.py::test_nginx_on_the_proxy_host_carries_the_load_through_two_measured_links":
         "each link's RTT measured within bounds",
     "test_hosts_rig.py": "db p50 moves by the added round trips (the rig is one module fixture)",
-    "test_window_isolation.py": "a backlog drained and a settle served before the next window starts",
     "test_workloads.py::test_unpatched_driver_under_gevent_fails_the_overlap_check":
         "concurrent slow requests seen served one after another",
     "test_oha.py": "a 1 s server stall read as p99 about 1 s",

@@ -10,11 +10,14 @@ from pathlib import Path
 
 from pywebbench.analyze.compare import compare_results
 from pywebbench.analyze.history import Figure, history_entry, history_view
+from pywebbench.commands.ci import check_ci_files, html_beside, write_ci_files
 from pywebbench.console import err, terminal_width
 from pywebbench.errors import UserError
 from pywebbench.report.comparison import render_comparison, render_comparison_markdown
 from pywebbench.report.formats import renderer, terminal_report, write_report
 from pywebbench.report.history_view import HISTORY_FORMATS
+from pywebbench.report.junit import comparison_junit
+from pywebbench.report.summary import comparison_summary
 from pywebbench.report.terminal import WIDTH
 from pywebbench.results.history import append_entry, read_history
 from pywebbench.results.store import load_results
@@ -22,19 +25,26 @@ from pywebbench.stage.gitref import resolve_ref
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    comparison = compare_results(load_results(args.before), load_results(args.after))
+    check_ci_files(args)
+    after = load_results(args.after)
+    comparison = compare_results(load_results(args.before), after)
     if args.json:
         print(comparison.to_json())
     elif args.markdown:
         print(render_comparison_markdown(comparison), end="")
     else:
         print(render_comparison(comparison), end="")
-    if args.fail_on_regression is None:
-        return 0
-    regressions = comparison.regressions(args.fail_on_regression)
-    for regression in regressions:
-        err.print(f"regression: {regression.line}", markup=False)
-    return 1 if regressions else 0
+    code = 0
+    if args.fail_on_regression is not None:
+        regressions = comparison.regressions(args.fail_on_regression)
+        for regression in regressions:
+            err.print(f"regression: {regression.line}", markup=False)
+        code = 1 if regressions else 0
+    after_dir = args.after.resolve()
+    html = html_beside(after_dir.parent if after_dir.is_file() else after_dir)
+    return write_ci_files(args, lambda: comparison_junit(comparison, args.fail_on_regression, after),
+                          lambda: comparison_summary(comparison, args.fail_on_regression, tuple(sys.argv), html=html),
+                          code)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 
 from pywebbench.analyze.tuning import Tuning
 from pywebbench.catalog.registry import Catalog
+from pywebbench.commands.ci import check_ci_files, finish_run, refuse_ci_files
 from pywebbench.commands.common import command_flags, command_options, options_and_knobs
 from pywebbench.console import err, exit_code, run_in_terminal
 from pywebbench.errors import UserError
@@ -25,14 +26,17 @@ from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stack
 
 def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     if args.shards is not None:
+        refuse_ci_files(args, "a sharded run's answer is its chained shards.md")
         return cmd_sharded(args, catalog)
     if args.tune or args.slo is not None:
+        refuse_ci_files(args, "a tuning run's probes past capacity fail by design (its answer is tuning.md)")
         return cmd_tune(args, catalog)
+    check_ci_files(args)
     options, preset, knobs = options_and_knobs(args)
     job = Job("sweep" if knobs else "run", options, knobs, preset=preset)
     job.points  # parse the knobs now: a bad one is an error before anything starts
     outcome = run_in_terminal(job, catalog, args.resume, wide=bool(args.wide))
-    return exit_code(outcome)
+    return finish_run(args, outcome.run_dir, lambda: exit_code(outcome))
 
 
 def cmd_sharded(args: argparse.Namespace, catalog: Catalog) -> int:
