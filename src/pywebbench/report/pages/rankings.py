@@ -29,7 +29,9 @@ class Ranked:
 
 RUNS = (
     Ranked("default-run/1", "The default run, interleaved", "pywebbench run --out docs/results/default-run/1",
-           "`./scripts/bench`'s run: 14 stacks on hello, every stack in every round, one window each."),
+           "`./scripts/bench`'s run on 2026-11-25, when it was `pywebbench run` (interleaved): 14 stacks on "
+           "hello, every stack in every round, one window each. It now runs `--method auto`: the last run "
+           "of the default stacks below."),
     Ranked("rankings/default-even", "The default stacks, interleaved, at the duet's budget",
            "pywebbench run --budget 10m --out docs/results/rankings/default-even",
            "The default run's stacks and method (every stack in every round) with a 10-minute budget, run "
