@@ -22,6 +22,7 @@ from pywebbench.plan.cpus import parse_cpu_list
 from pywebbench.plan.options import (
     AGGREGATIONS,
     ALLOCATIONS,
+    DEFAULT_ROUNDS,
     GENERATOR_NAMES,
     METHODS,
     TOPOLOGIES,
@@ -170,7 +171,7 @@ OPTIONS: tuple[Option, ...] = (
     O("loadgen_cpus", "--loadgen-cpus", "CPUs for the load generator, e.g. 0", cpu_list),
     O("generator", "--generator", "load generator ({default})", choices=GENERATOR_NAMES, commands=RUN_LIKE),
     O("requests", "--requests", "request count (ab)", positive_int, commands=RUN_LIKE),
-    O("repeats", "--repeats", "rounds before the stopping rule may stop ({default}; 1 with --method restart), "
+    O("repeats", "--repeats", f"rounds before the stopping rule may stop ({DEFAULT_ROUNDS}; 1 with --method restart), "
       "each in a fresh random order", positive_int, aliases=("--rounds",)),
     O("rounds_per_launch", "--rounds-per-launch", "rounds on one start of the servers before they are started "
       "again ({default}; 1 where only that buys the launches an interval needs within --budget: 2, or 3 "

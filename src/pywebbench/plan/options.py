@@ -85,7 +85,7 @@ class RunOptions:
     generator: Generator = Generator.WRK
     requests: int | None = None
     repeats: int | None = None
-    """Rounds to run before the stopping rule may stop (None: 1 for restart, 5 otherwise)."""
+    """Rounds to run before the stopping rule may stop (None: 1 for restart, DEFAULT_ROUNDS otherwise)."""
     keepalive: bool = True
     timeout_s: float = 5.0
     ready_timeout_s: float = 60.0
