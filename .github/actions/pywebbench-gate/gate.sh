@@ -21,6 +21,9 @@ done <<< "${PWB_REQUESTS:-}"
 for server in ${PWB_SERVERS:-}; do  # names and globs, split on whitespace
     args+=(--server "$server")
 done
+# the two inputs that take a value with spaces in it, whole
+[[ -n "${PWB_REQUIREMENTS:-}" ]] && args+=(--requirements "$PWB_REQUIREMENTS")
+[[ -n "${PWB_SETUP:-}" ]] && args+=(--setup "$PWB_SETUP")
 read -r -a extra <<< "${PWB_EXTRA_ARGS:-}"
 args+=("${extra[@]}")
 
