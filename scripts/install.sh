@@ -81,6 +81,9 @@ else
   UV=.tools/uv/bin/uv
 fi
 
-# Never let uv fetch an interpreter: stacks run on the machine's own Python 3.11+.
+# Never let uv fetch an interpreter: stacks run on the machine's own Python 3.11+. Bytecode is
+# compiled here, once, in parallel: otherwise the first commands (and each test worker at once)
+# compile numpy, scipy and plotly as they import them.
 export UV_PYTHON_DOWNLOADS=never
-"$UV" sync --quiet --frozen --python "$PYTHON" 2>/dev/null || "$UV" sync --quiet --python "$PYTHON"
+"$UV" sync --quiet --frozen --compile-bytecode --python "$PYTHON" 2>/dev/null \
+  || "$UV" sync --quiet --compile-bytecode --python "$PYTHON"
