@@ -11,7 +11,7 @@ import pytest
 
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.measure.checks import advice
-from pywebbench.report.check_summary import check_lines, figure_range, summarize_checks, window_checks
+from pywebbench.report.check_summary import check_lines, figure_range, summarize_checks
 from pywebbench.report.formats import renderer
 from pywebbench.report.html import render_html
 from pywebbench.report.markdown import render_markdown
@@ -113,10 +113,9 @@ def _rows(results: ResultSet) -> tuple[Row, ...]:
 
 
 def test_windows_are_counted_from_the_run_not_from_the_rows_distinct_sentences(busy: ResultSet) -> None:
-    windows = window_checks(busy)
     for row in _rows(busy):
         assert len(row.checks) == 14  # the row names each distinct sentence once...
-        [line] = check_lines(row, windows)
+        [line] = check_lines(row)
         assert line.text == "busy-machine in 23 of 43 windows, 20-109% of a core"  # ...23 windows wrote them
         assert sum(count for _, count in line.notes) == 23 and len(line.notes) == 14
 

@@ -46,7 +46,11 @@ class Row:
     note: str | None
     db_sessions: int | None = None
     checks: tuple[str, ...] = ()
-    """Failed validity checks, 'name: what was seen' (see pywebbench.measure.checks for the advice)."""
+    """Failed validity checks, 'name: what was seen' (see pywebbench.measure.checks for the advice),
+    each sentence once."""
+    window_checks: tuple[tuple[str, ...], ...] = ()
+    """Each window's checks under today's rules, in the row's window order: how many windows a
+    check flagged (report/check_summary.py), which `checks` cannot say."""
     # Spread across repeats (only trials with a load result count).
     rps_values: tuple[float, ...] = ()
     rps_min: float | None = None
@@ -259,10 +263,10 @@ def _paired(label: str, trials: list[TrialResult], base: list[TrialResult], base
     return paired_to_baseline(trials, base, label, cell_trials)
 
 
-def _row_checks(trials: list[TrialResult], ceilings: dict[tuple[object, ...], float], paired: Paired | None,
+def _row_checks(per_window: Sequence[Sequence[str]], paired: Paired | None,
                 rps_ci: tuple[float, float] | None, rps: float | None, repeats: int) -> tuple[str, ...]:
-    """Every trial's checks under today's rules, then the spread of the row's own interval."""
-    checks = list(dict.fromkeys(c for t in trials for c in rechecked(t, ceilings)))
+    """Every window's checks, each sentence once, then the spread of the row's own interval."""
+    checks = list(dict.fromkeys(c for window in per_window for c in window))
     if paired is not None and paired.interval is not None:
         spread = spread_check((paired.interval.low, paired.interval.high), paired.interval.center, repeats)
     elif paired is None:
@@ -333,12 +337,13 @@ def _row(label: str, trials: list[TrialResult], base: list[TrialResult], how: Ag
     rps_ci = aggregate_ci(values, how)
     worst = max(trials, key=lambda t: STATUS_ORDER.index(t.status.value))
     note = next((t.error for t in trials if t.error), None)
+    per_window = tuple(rechecked(t, ceilings) for t in trials)
     return Row(
         stack=(loaded or trials)[-1].stack, spec=trials[0].spec, trials=len(trials), rps=rps, ratio=ratio,
         errors=sum(t.load.errors for t in loaded if t.load), valid=all(t.valid for t in trials),
         keepalive=trials[0].keepalive, status=worst.status.value, note=note.splitlines()[0] if note else None,
         db_sessions=max((t.db_sessions for t in trials if t.db_sessions is not None), default=None),
-        checks=_row_checks(trials, ceilings, paired, rps_ci, rps, len(values)),
+        checks=_row_checks(per_window, paired, rps_ci, rps, len(values)), window_checks=per_window,
         rps_values=tuple(values), rps_min=min(values, default=None), rps_max=max(values, default=None),
         rps_ci=rps_ci, ratio_ci=_ratio_ci(paired, values, base_values, how), aggregation=how.value,
         clean_trials=sum(t.valid for t in trials), rate=trials[0].spec.rate,

@@ -11,14 +11,12 @@ shape (an older wording, a hand-edited file) keeps its count and loses the range
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pywebbench.analyze.rechecks import recorded_ceilings, rechecked
-from pywebbench.analyze.rows import Row, latest_trials
+from pywebbench.analyze.rows import Row
 from pywebbench.measure.checks import Check, check_name
-from pywebbench.results.model import ResultSet
 
 
 @dataclass(frozen=True)
@@ -113,22 +111,8 @@ def summarize_checks(row_checks: Sequence[str], windows: Sequence[Sequence[str]]
     return tuple(lines)
 
 
-WindowChecks = Mapping[tuple[str, tuple[object, ...]], Sequence[Sequence[str]]]
-"""(label, cell) -> each of the row's windows' checks."""
-
-
-def window_checks(results: ResultSet) -> WindowChecks:
-    """Every window's checks under today's rules, grouped by row as analyze/rows.summarize
-    groups them. A row's own `checks` name each sentence once; counting windows needs them all."""
-    ceilings = recorded_ceilings(results)
-    found: dict[tuple[str, tuple[object, ...]], list[tuple[str, ...]]] = defaultdict(list)
-    for trial in latest_trials(results.trials):
-        found[(trial.spec.label, trial.spec.cell)].append(rechecked(trial, ceilings))
-    return found
-
-
-def check_lines(row: Row, windows: WindowChecks) -> tuple[CheckLine, ...]:
-    return summarize_checks(row.checks, windows.get((row.label, row.spec.cell), ()), row.trials)
+def check_lines(row: Row) -> tuple[CheckLine, ...]:
+    return summarize_checks(row.checks, row.window_checks, row.trials)
 
 
 def check_kinds(row: Row) -> tuple[str, ...]:

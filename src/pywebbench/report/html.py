@@ -24,7 +24,7 @@ from plotly.offline import get_plotlyjs, get_plotlyjs_version  # type: ignore[im
 
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.measure.checks import advice
-from pywebbench.report.check_summary import CheckLine, WindowChecks, check_lines, kinds, window_checks
+from pywebbench.report.check_summary import CheckLine, check_lines, kinds
 from pywebbench.report.columns import Align, Cell, Column, Format, TableInfo, row_cells, shown
 from pywebbench.report.common import cell_title, cells, method_head, method_reading, run_workloads
 from pywebbench.report.html_charts import Chart, Figures, cell_charts, stack_colors, sweep_charts
@@ -72,8 +72,7 @@ def render_html(results: ResultSet, plotly_src: str | None = None) -> str:
     figures = Figures()
     client_keepalive = bool(results.header.options.get("keepalive", True))
     grouped = cells(summary.rows, run_workloads(results))
-    windows = window_checks(results)
-    sections = [_section(number, TableInfo(rows, client_keepalive), cell_charts(rows, colors, figures), windows)
+    sections = [_section(number, TableInfo(rows, client_keepalive), cell_charts(rows, colors, figures))
                 for number, rows in enumerate(grouped, start=1)]
     statuses: dict[str, int] = defaultdict(int)
     for trial in results.trials:
@@ -147,16 +146,16 @@ def _plain(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _section(number: int, info: TableInfo, charts: tuple[Chart, ...], windows: WindowChecks) -> Section:
+def _section(number: int, info: TableInfo, charts: tuple[Chart, ...]) -> Section:
     columns = shown(Format.HTML, info)
     headers = tuple(HeaderCell(c.header_in(Format.HTML), c.align is Align.RIGHT, c.hint) for c in columns)
-    rows = tuple(_table_row(info, columns, row, windows) for row in info.rows)
+    rows = tuple(_table_row(info, columns, row) for row in info.rows)
     sort_column = next(i for i, c in enumerate(columns) if c.name == "rps")
     return Section(f"cell-{number}", cell_title(info.rows[0].spec), headers, sort_column, rows, charts)
 
 
-def _table_row(info: TableInfo, columns: Sequence[Column], row: Row, windows: WindowChecks) -> TableRow:
-    return TableRow(row_cells(Format.HTML, info, columns, row), row.valid, check_lines(row, windows), row.note)
+def _table_row(info: TableInfo, columns: Sequence[Column], row: Row) -> TableRow:
+    return TableRow(row_cells(Format.HTML, info, columns, row), row.valid, check_lines(row), row.note)
 
 
 def _notes(rows: Sequence[Row]) -> list[tuple[str, str, str]]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.measure.checks import advice
-from pywebbench.report.check_summary import check_lines, window_checks
+from pywebbench.report.check_summary import check_lines
 from pywebbench.plan.knobs import knob_labels
 from pywebbench.report.columns import Align, Format, TableInfo, row_cells, shown
 from pywebbench.report.common import cell_title, cells, inert, method_note, run_workloads
@@ -74,13 +74,12 @@ def render_markdown(results: ResultSet) -> str:
     else:
         lines.append(f"- Ratio: req/s relative to {code(summary.baseline)} measured in the same cell.")
     seen: dict[str, str] = {}
-    windows = window_checks(results)
     for row in (row for rows in grouped for row in rows):
         knobs = ", ".join(knob_labels(row.spec, omit=("stack_cpus",)))
         where = f"{code(row.label)} ({escape(row.spec.workload)}, {escape(knobs)})"
         if row.note:
             lines.append(f"- {where}: {escape(row.note)}")
-        for line in check_lines(row, windows):
+        for line in check_lines(row):
             lines.append(f"- (!) {where}: {escape(line.text)}")
             seen.setdefault(line.kind, advice(line.kind))
     if seen:

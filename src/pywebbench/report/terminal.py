@@ -10,7 +10,7 @@ import statistics
 from pywebbench.analyze.precision import precision_note
 from pywebbench.analyze.rows import Summary, run_aggregation, summarize
 from pywebbench.measure.checks import advice
-from pywebbench.report.check_summary import check_lines, kinds, window_checks
+from pywebbench.report.check_summary import check_lines, kinds
 from pywebbench.report.columns import Format, TableInfo, shown
 from pywebbench.report.common import (cell_title, cells, inert, method_note, placement_lines, plain_console,
                                       run_workloads)
@@ -83,10 +83,9 @@ def _notes(results: ResultSet, summary: Summary) -> list[str]:
     note = precision_note(results, summary)
     if note:
         lines.append(note)
-    windows = window_checks(results)
     for row in summary.rows:
         if row.note:
             lines.append(f"  {row.label} {row.spec.workload}: {row.note}")
-        lines.extend(f"  (!) {row.label} {row.spec.workload}: {line.text}" for line in check_lines(row, windows))
+        lines.extend(f"  (!) {row.label} {row.spec.workload}: {line.text}" for line in check_lines(row))
     lines.extend(f"  {name}: {advice(name)}" for name in sorted(kinds(summary.rows)))
     return lines
