@@ -23,8 +23,13 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 def inert(text: str) -> str:
     """Text from a results file made safe to print: every control character shown as \\xNN."""
-    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                       else f"\\u{ord(m.group()):04x}", text)
+    return escaped(_UNSAFE, text)
+
+
+def escaped(unwanted: re.Pattern[str], text: str) -> str:
+    """`text` with each character `unwanted` matches written as \\xNN (\\uNNNN above 0xff)."""
+    return unwanted.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 def plain_console(buffer: io.StringIO, width: int) -> Console:

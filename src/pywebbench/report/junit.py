@@ -22,6 +22,7 @@ from pywebbench.analyze.gate import Gate, GateRow, GateVerdict
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.measure.checks import Check, check_name
 from pywebbench.plan.knobs import knob_labels
+from pywebbench.report.common import escaped
 from pywebbench.results.model import ResultSet, TrialResult, TrialStatus
 
 # XML 1.0 has no way to write these, escaped or not; C1 controls are legal but as unwelcome in a log.
@@ -30,8 +31,7 @@ _UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufff
 
 def clean(text: str) -> str:
     """Text XML 1.0 can hold: each character it cannot shown as \\xNN (\\uNNNN)."""
-    return _UNWRITABLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                           else f"\\u{ord(m.group()):04x}", text)
+    return escaped(_UNWRITABLE, text)
 
 
 @dataclass(frozen=True)
