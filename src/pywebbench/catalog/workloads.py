@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from pywebbench.catalog.schedule import Schedule
 from pywebbench.errors import UserError
 
 
@@ -74,6 +75,8 @@ class Workload:
     """The status every answer must have (`--expect`); media_type "" accepts any content type."""
     ignore_fields: tuple[str, ...] = ()
     """Where answers of a traffic mix may differ across servers (`--ignore-field`: JSON paths, headers)."""
+    schedule: Schedule | None = None
+    """A recorded log's arrivals (`app --replay`): each window sends them at their own times."""
 
 
 def _same(expected: bytes | None, body: bytes, what: str) -> str | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from pywebbench.catalog.schedule import Schedule
 from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.results.model import LoadResult
 
@@ -30,6 +31,10 @@ class LoadRequest:
     """Open loop: requests per second sent on schedule whatever the server does; None = closed loop."""
     mix: tuple[HttpRequest, ...] = ()
     """A person's traffic mix, each request in proportion to its weight (wrk); () = GET `url`."""
+    schedule: Schedule | None = None
+    """Recorded arrivals (indexes into `mix`) sent at their own times, scaled to `rate` on average."""
+    schedule_from_s: float = 0.0
+    """Where in the recording this window starts (seconds at the log's own speed)."""
 
 
 class LoadGenerator(Protocol):

@@ -10,12 +10,14 @@ from pywebbench.errors import UserError
 from pywebbench.loadgen.ab import ApacheBench
 from pywebbench.loadgen.base import LoadGenerator, LoadRequest
 from pywebbench.loadgen.oha import Oha, oha_binary
+from pywebbench.loadgen.replay import Replay
 from pywebbench.loadgen.vegeta import Vegeta, vegeta_binary
 from pywebbench.loadgen.wrk import Wrk
 from pywebbench.plan.generators import Generator
 from pywebbench.results.model import LoadResult
 
-GENERATORS: dict[str, Callable[[], LoadGenerator]] = {"wrk": Wrk, "ab": ApacheBench, "oha": Oha, "vegeta": Vegeta}
+GENERATORS: dict[str, Callable[[], LoadGenerator]] = {"wrk": Wrk, "ab": ApacheBench, "oha": Oha, "vegeta": Vegeta,
+                                                      "replay": Replay}
 
 
 def make_generator(name: str) -> LoadGenerator:
@@ -31,10 +33,16 @@ def window_generator(configured: str, request: LoadRequest) -> str:
     The run's generator when it can send the window's mix (and keep its offered rate, if it has
     one). Otherwise, at an offered rate, oha, which sends any mix open loop (one process per kind
     of request) and is the lighter open-loop generator (its ceiling here is wrk's, vegeta's about
-    60% of it: docs/results/vegeta/); without a rate, wrk, which sends any mix.
+    60% of it: docs/results/vegeta/); without a rate, wrk, which sends any mix. A window that
+    plays a recorded log's arrivals (`request.schedule`) goes to replay, and replay sends nothing
+    else.
     """
     chosen = Generator(configured)
     rated = request.rate is not None
+    if request.schedule is not None:
+        return Generator.REPLAY
+    if chosen.replays:
+        return Generator.OHA if rated else Generator.WRK
     if chosen.can_send(request.mix, at_a_rate=rated) and (not rated or chosen.open_loop):
         return configured
     return Generator.OHA if rated else Generator.WRK

@@ -46,7 +46,8 @@ class DuetWindow:
         mark = runner.watchdog.mark()
         runner.watchdog.during = f"{live.session.label} and {partner.session.label} {workload.name}"
         started_at = now()
-        requests = [runner.windows.load_request(sp, s.port, workload.path, workload.requests, host=s.host)
+        requests = [runner.windows.load_request(sp, s.port, workload.path, workload.requests, host=s.host,
+                                                 schedule=workload.schedule)
                     for (s, _), sp in zip(sides, specs, strict=True)]
         self._duet_settle(requests, specs)
         runner.windows.drain_settled((live, partner))

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
+from pywebbench.catalog.schedule import Schedule
 from pywebbench.catalog.workloads import HttpRequest, Needs, Workload
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant, WindowUsage
@@ -217,16 +218,23 @@ class WindowMeasurer:
                        error=f"{cause}\n{result.error}" if result.error else cause)
 
     def load_request(self, spec: TrialSpec, port: int, path: str,
-                     mix: tuple[HttpRequest, ...] = (), host: str = HOST) -> LoadRequest:
+                     mix: tuple[HttpRequest, ...] = (), host: str = HOST,
+                     schedule: Schedule | None = None) -> LoadRequest:
+        """The window's load; a recorded schedule plays the stretch of its round (every stack of a
+        round the same stretch, so the windows stay paired)."""
+        start = (schedule.start_for_round(spec.round, spec.duration_s, spec.rate)
+                 if schedule is not None and spec.rate is not None else 0.0)
         return LoadRequest(
             url=f"http://{host}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
             cpus=spec.loadgen_cpus, requests=spec.requests, timeout_s=self.runner.request_timeout_s,
             keepalive=self.runner.keepalive, rate=spec.rate, label=spec.trial_id, mix=mix,
+            schedule=schedule, schedule_from_s=start,
         )
 
     def prepare(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float, settle_s: float) -> None:
         """Discarded load before a window: a warmup after a start, or a short settle between windows."""
-        base = self.load_request(spec, live.port, workload.path, workload.requests, host=live.host)
+        base = self.load_request(spec, live.port, workload.path, workload.requests, host=live.host,
+                                 schedule=workload.schedule)
         work_dir = self.runner.run_dir / "loadgen"
         if warmup_s > 0:
             started = time.monotonic()
@@ -292,7 +300,8 @@ class WindowMeasurer:
                 usage = sampling.enter_context(self.runner.accountant.window(peak_of=(live.role,))) \
                     if self.runner.sample_resources else None
                 load = self.runner.generator.run(self.load_request(spec, live.port, workload.path, workload.requests,
-                                                            host=live.host), self.runner.run_dir / "loadgen")
+                                                            host=live.host, schedule=workload.schedule),
+                                                 self.runner.run_dir / "loadgen")
                 window_s = time.monotonic() - started
             remote_after = server.group_usage() if server.group_usage is not None else None
             roles_after = self.runner.placement.roles_usage()

@@ -40,21 +40,28 @@ class Generator(StrEnum):
     AB = "ab"
     OHA = "oha"
     VEGETA = "vegeta"
+    REPLAY = "replay"
 
     @property
     def open_loop(self) -> bool:
         """Keeps an offered rate (--rate, --slo), its latencies free of coordinated omission."""
-        return self in (Generator.OHA, Generator.VEGETA)
+        return self in (Generator.OHA, Generator.VEGETA, Generator.REPLAY)
+
+    @property
+    def replays(self) -> bool:
+        """Sends a recorded log's arrivals at their own times (`app --from-log ... --replay`), and
+        nothing else: a window without a recording goes to another generator."""
+        return self is Generator.REPLAY
 
     @classmethod
     def open_loop_names(cls) -> str:
         """The open-loop generators, for a message that asks for one: 'oha or vegeta'."""
-        return " or ".join(g.value for g in cls if g.open_loop)
+        return " or ".join(g.value for g in cls if g.open_loop and not g.replays)
 
     @property
     def sends_a_mix(self) -> bool:
         """Sends any weighted mix of several requests (--request ... more than once)."""
-        return self in (Generator.WRK, Generator.VEGETA)
+        return self in (Generator.WRK, Generator.VEGETA, Generator.REPLAY)
 
     def can_send(self, mix: Sequence[_Request], at_a_rate: bool = False) -> bool:
         """Sends every request of `mix` in proportion to its weight: wrk and vegeta any mix; oha any

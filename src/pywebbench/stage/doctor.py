@@ -50,6 +50,10 @@ def check() -> list[Requirement]:
                     oha or "not found", "./scripts/install.sh", False),
         Requirement("vegeta", "open-loop generator, optional (--generator vegeta; oha sends every mix by default)",
                     vegeta is not None, vegeta or "not found", "./scripts/install.sh", False),
+        Requirement("replay", "sends a recorded log's arrivals at their own times (app --from-log --replay), "
+                    "built from the Go reference sources on first use", locate("go") is not None,
+                    "built with the Go reference" if locate("go") else "needs go", "sudo apt-get install -y golang-go",
+                    False),
         _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
         Requirement("uv", "builds each stack's isolated environment", uv_ok, uv, "./scripts/install.sh"),
         _command("cc", "compiles meinheld, bjoern and uWSGI from source", "build-essential", required=False),
@@ -78,6 +82,8 @@ def check_tools(plan: Plan, options: RunOptions) -> None:
         wanted |= {"postgres", "pgbouncer"}
     if "upstream" in needs or any(s.stack.server.native == "go-reference" for s in plan.sessions):
         wanted.add("go")
+    if any(w.schedule is not None for s in plan.sessions for w in s.workloads):
+        wanted.add("replay")
     if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):
         wanted.add("nginx")
     missing = [r for r in check() if r.name in wanted and not r.present]

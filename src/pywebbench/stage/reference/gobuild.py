@@ -24,7 +24,7 @@ from pywebbench.errors import UserError
 from pywebbench.stage.tools import locate
 
 SOURCE_DIR = Path(__file__).resolve().parent / "go"
-COMMANDS = ("reference", "upstream")
+COMMANDS = ("reference", "upstream", "replay")
 BUILD_TIMEOUT_S = 900.0
 PGX_MODULE = "github.com/jackc/pgx/v5"
 # Module edits allowed, read-write module cache (a cache dir can be deleted with rm -r),
@@ -40,6 +40,7 @@ class GoBuildError(UserError):
 class GoBinaries:
     reference: Path  # the Go reference app server: -host H -port P, configured by PWB_*
     upstream: Path  # the slow upstream API: -host H -port P -delay D -size N
+    replay: Path  # a recorded log's arrivals at their own times (loadgen/replay.py), on vegeta's attacker
     go: str  # the go command that built them
     go_version: str  # e.g. "go1.26.8"
     platform: str  # GOOS/GOARCH
@@ -56,7 +57,7 @@ def find_go(go: str | None = None) -> str:
         return found
     wanted = go or "go (on PATH, /usr/local/go/bin/go or /usr/lib/go/bin/go)"
     raise GoBuildError(
-        f"Go toolchain not found: {wanted}; install Go >= 1.19 (e.g. apt-get install golang-go) "
+        f"Go toolchain not found: {wanted}; install Go >= 1.22 (e.g. apt-get install golang-go) "
         "to build the Go reference server"
     )
 
@@ -155,7 +156,7 @@ def build_go_binaries(cache_dir: Path, go: str | None = None) -> GoBinaries:
 
     def result(cached: bool) -> GoBinaries:
         return GoBinaries(
-            reference=out_dir / "reference", upstream=out_dir / "upstream", go=go_cmd, go_version=go_version,
+            reference=out_dir / "reference", upstream=out_dir / "upstream", replay=out_dir / "replay", go=go_cmd, go_version=go_version,
             platform=platform, pgx_version=pgx_version(), source_hash=key, cached=cached,
         )
 
