@@ -1,7 +1,9 @@
 """A small Flask app for the README's tuning run: JSON notes from SQLite, rendered per request.
 
-Its one endpoint does what many small APIs do: a query, a little Python per row, a JSON body.
-The database file is made by `python notes.py` (the run's --setup) in the app directory.
+`/notes?limit=N` does what many small APIs do: a query, a little Python per row, a JSON body.
+A note by id, the notes of a tag (`GET /tags/TAG`, or `POST /search` with a JSON body) and a
+health check make a mix of requests (`make_access_log.py`'s log, `sample.har`). The database
+file is made by `python notes.py` (the run's --setup) in the app directory.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from flask import Flask, jsonify, request
+from flask import Flask, abort, jsonify, request
 
 DB = Path(os.environ.get("NOTES_DB", Path(__file__).with_name("notes.sqlite3")))
 
@@ -31,6 +33,42 @@ def notes():  # type: ignore[no-untyped-def]
                                   (limit,)).fetchall()
     return jsonify([{"id": r["id"], "title": r["title"].title(), "words": len(r["body"].split()),
                      "tags": sorted(r["tags"].split(","))} for r in rows])
+
+
+@app.get("/notes/<int:note_id>")
+def note(note_id: int):  # type: ignore[no-untyped-def]
+    with _connect() as connection:
+        row = connection.execute("SELECT id, title, body, tags FROM notes WHERE id = ?", (note_id,)).fetchone()
+    if row is None:
+        abort(404)
+    return jsonify({"id": row["id"], "title": row["title"].title(), "body": row["body"],
+                    "tags": sorted(set(row["tags"].split(",")))})
+
+
+@app.get("/tags/<tag>")
+def tagged(tag: str):  # type: ignore[no-untyped-def]
+    return jsonify({"tag": tag, "notes": _tagged(tag, 20)})
+
+
+@app.post("/search")
+def search():  # type: ignore[no-untyped-def]
+    query = request.get_json(silent=True)
+    if not isinstance(query, dict) or not isinstance(query.get("tag"), str) \
+            or not isinstance(query.get("limit", 20), int):
+        abort(400)
+    return jsonify(_tagged(query["tag"], min(query.get("limit", 20), 100)))
+
+
+def _tagged(tag: str, limit: int) -> list[dict[str, object]]:
+    with _connect() as connection:
+        rows = connection.execute("SELECT id, title FROM notes WHERE ',' || tags || ',' LIKE ? ORDER BY id DESC "
+                                  "LIMIT ?", (f"%,{tag},%", limit)).fetchall()
+    return [{"id": r["id"], "title": r["title"].title()} for r in rows]
+
+
+@app.get("/health")
+def health():  # type: ignore[no-untyped-def]
+    return jsonify({"ok": True})
 
 
 def create(count: int = 1000) -> None:
