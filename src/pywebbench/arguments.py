@@ -79,6 +79,7 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
                        metavar="'METHOD PATH [@BODYFILE] [header:value] [weight=N]'",
                        help="a request of the traffic mix (repeatable; default 'GET /')")
     p_app.add_argument("--requests-file", type=Path, metavar="FILE", help="requests, one per line")
+    _add_recorded_traffic(p_app)
     p_app.add_argument("--expect", type=_status, default=200, help="the status every request must get (200)")
     p_app.add_argument("--expect-body", metavar="SUBSTRING", help="a text every answer must contain")
     p_app.add_argument("--ignore-field", action="append", dest="ignore_fields", default=[], type=_field_path,
@@ -99,6 +100,28 @@ def _add_app_parser(sub: "argparse._SubParsersAction[OneLineParser]") -> None:
     _add_ci_files(p_app, "a case per server and figure with a baseline (failed by a regression), else per "
                   "server (failed by an invalid window)")
     add_options(p_app, Command.APP)
+
+
+def _add_recorded_traffic(p_app: argparse.ArgumentParser) -> None:
+    """app's traffic read from a recording (plan/app_traffic.py checks how they combine)."""
+    p_app.add_argument("--from-log", type=Path, metavar="FILE", help="the traffic mix from an access log (nginx or "
+                       "Apache combined, or JSON lines): requests grouped by method and path, ids folded")
+    p_app.add_argument("--from-har", type=Path, metavar="FILE", help="the traffic mix from a HAR file (bodies and "
+                       "content types kept; cookies and credentials left out)")
+    p_app.add_argument("--max-kinds", type=int, metavar="N", help="with --from-log/--from-har: keep the N heaviest "
+                       "kinds of request (the rest's share is said)")
+    p_app.add_argument("--fold", action="append", dest="folds", default=[], metavar="RULE",
+                       help="with --from-log/--from-har: fold paths further (repeatable): 'query' drops query "
+                       "strings, 'query:a,b' keeps only those parameters, 'values[:a,b]' folds their values, "
+                       "'re:PATTERN=>REPLACEMENT' rewrites a path")
+    p_app.add_argument("--keep-header", action="append", dest="keep_headers", default=[], metavar="NAME",
+                       help="with --from-har: send this recorded header although it may carry a credential")
+    p_app.add_argument("--keep-failed", action="store_true",
+                       help="with --from-log/--from-har: keep requests the log records as failed (4xx, 5xx)")
+    p_app.add_argument("--replay", action="store_true", help="with --from-log/--from-har: send the recorded "
+                       "arrival times, open loop, bursts kept, instead of a constant rate")
+    p_app.add_argument("--replay-speed", type=float, metavar="X", help="with --replay: play the log X times as fast "
+                       "(default 1)")
 
 
 class _CompareFormat(argparse.Action):

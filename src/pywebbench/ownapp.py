@@ -36,11 +36,15 @@ from pywebbench.plan.generators import Generator
 from pywebbench.plan.sources import from_sources
 from pywebbench.plan.sessions import Plan, Variant, make_plan
 from pywebbench.plan.slo import Slo, parse_slo
-from pywebbench.plan.traffic import RequestSpec, parse_requests, parse_requests_file
+from pywebbench.plan.app_traffic import AppTraffic, app_traffic, flag_problems
+from pywebbench.plan.traffic import RequestSpec
+from pywebbench.analyze.replay_fidelity import fidelities
 from pywebbench.report.gate import gate_json, gate_markdown, render_gate
+from pywebbench.report.mix_table import mix_table_lines
+from pywebbench.report.replay_view import replay_lines, replay_markdown
 from pywebbench.report.tuning import render_tuning, write_tuning
 from pywebbench.results.model import TrialStatus
-from pywebbench.results.store import load_results
+from pywebbench.results.store import RESULTS_FILE, load_results
 from pywebbench.services.backing import Backing
 from pywebbench.stage.appenv import AppEnvProvider, app_requirements, detect_interface
 from pywebbench.stage.baseline_src import baseline_source
@@ -60,9 +64,13 @@ class _Prepared:
     interface: Interface
     forced: bool
     servers: tuple[ServerVariant, ...]
-    requests: tuple[RequestSpec, ...]
+    traffic: AppTraffic
     base: AppTarget | None = None
     """The base version for a gate (--baseline-dir/--baseline-ref)."""
+
+    @property
+    def requests(self) -> tuple[RequestSpec, ...]:
+        return self.traffic.requests
 
 
 DEFAULT_GATE = 0.02
@@ -74,6 +82,9 @@ def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: 
     """Check everything that can be checked before any load, then run the servers interleaved
     (or, with --tune, search each server's workers x threads; with a baseline, base and head
     under each server, answered as head/base)."""
+    problems = flag_problems(args)  # the traffic flags' misuses, all at once, before anything is built
+    if problems:
+        raise UserError("\n".join(problems))
     slo = _check_tune_flags(args, note)
     _check_gate_flags(args)
     if args.tune:
@@ -111,14 +122,22 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
              note: Callable[[str], None], slo: Slo | None, base_dir: Path | None) -> int:
     prepared = _prepare(args, catalog, note, slo, base_dir)
     variants = _variants(prepared)
-    workload = app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres, args.ignore_fields)
+    traffic = prepared.traffic
+    workload = replace(app_workload(prepared.requests, args.expect, args.expect_body, args.with_postgres,
+                                    args.ignore_fields), schedule=traffic.schedule)
     catalog = replace(catalog, workloads=(workload,))
     flags: dict[str, Any] = flags_of(args, Command.APP)
     flags.update(stacks=tuple(v.stack.id for v in variants), workloads=(workload.name,),
                  db_rows=1000)  # the harness's own table is not the app's: keep its load short
-    rate = _one_rate(args)
-    if slo is not None or rate is not None:
+    rate = _one_rate(args) if traffic.replay_rate is None else traffic.replay_rate
+    if traffic.schedule is not None:
+        flags["generator"] = Generator.REPLAY.value  # the log's arrivals, scaled to each window's rate
+        note(f"replay: {len(traffic.schedule.offsets_s):,} arrivals over {traffic.schedule.span_s:,.0f} s "
+             f"(mean {traffic.schedule.mean_rate:,.1f} req/s), played at {traffic.replay_speed:g}x")
+    elif slo is not None or rate is not None:
         flags["generator"] = Generator.OHA.value  # open loop: oha sends any mix at a rate
+    if traffic.derived is not None:
+        print("\n".join(mix_table_lines(traffic.derived)))
     if rate is not None and not args.tune:
         flags["rate"] = rate  # every window at this rate; under --tune, the searches' first
     options = from_sources(config_file=None, environ=os.environ, flags=flags)
@@ -130,6 +149,7 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
     for line in notes:
         note(f"note: {line}")
     extra: dict[str, Any] = {"app": _described(args, prepared, notes), "deploy": deploy,
+             "traffic": traffic.derived.to_record() if traffic.derived is not None else None,
              "database_url": ("pgbouncer" if args.pgbouncer else "postgres") if args.with_postgres else ""}
     if args.tune:
         extra.update(tune=True, slo=slo.text if slo is not None else None, lanes=TUNE_LANES)
@@ -137,8 +157,13 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
     job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
               command=redact_env_values(tuple(sys.argv)), env_hook=_env_hook(args, prepared, run_dir))
     if args.tune:
-        return _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, rate), run, exit_code, note)
+        code = _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, rate), run, exit_code, note)
+        if traffic.schedule is not None and (run_dir / RESULTS_FILE).exists():
+            _report_replay(run_dir)
+        return code
     outcome = run(job, catalog, variants[0].label, None)  # its table ends with the deploy commands
+    if traffic.schedule is not None:
+        _report_replay(outcome.run_dir)
     try:
         _refuse_if_wrong_everywhere(outcome, note)
     except UserError:
@@ -225,10 +250,7 @@ def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], N
     app_dir = args.app_dir.resolve()
     if not app_dir.is_dir():
         raise UserError(f"--app-dir {args.app_dir} is not a directory")
-    if args.requests_file is not None and args.requests:
-        raise UserError("give --request or --requests-file, not both")
-    requests = parse_requests_file(args.requests_file) if args.requests_file is not None \
-        else parse_requests(args.requests or ["GET /"])
+    traffic = app_traffic(args)
     app = AppTarget(target, app_dir, args.factory, app_requirements(args.requirements, app_dir),
                     parse_env(args.env, args.env_file))
     forced = Interface(args.interface.upper()) if args.interface else None
@@ -242,7 +264,16 @@ def _prepare(args: argparse.Namespace, catalog: Catalog, note: Callable[[str], N
                                        allow_monkeypatch=args.allow_monkeypatch, factory=app.factory)
     for key, why in left_out:
         note(f"skipped {key}: {why}")
-    return _Prepared(app, interface, forced is not None, tuple(servers), requests, base)
+    return _Prepared(app, interface, forced is not None, tuple(servers), traffic, base)
+
+
+def _report_replay(run_dir: Path) -> None:
+    """How closely each window kept the log's pace, in the terminal and in replay.md."""
+    trials = latest_trials(load_results(run_dir).trials)
+    found = fidelities(trials)
+    for line in replay_lines(found):
+        print(line)
+    (run_dir / "replay.md").write_text(replay_markdown(trials, found), encoding="utf-8")
 
 
 def _imported(app: AppTarget, which: str, note: Callable[[str], None], forced: Interface | None) -> Interface:

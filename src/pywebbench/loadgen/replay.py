@@ -10,8 +10,8 @@ worker busy at its intended time is timed from that time, not from when it went 
 The window's stretch of the recording comes from the workload's Schedule
 (catalog/schedule.py): at the window's offered rate, from where its round starts. Besides
 the usual load result, each second's offered and answered requests are kept
-(`LoadResult.per_second`), so a report can show offered against achieved over time and a
-check can hold the offered pattern to the log's.
+(`LoadResult.per_second`: scheduled by the log, sent, answered), so a report can show offered
+against achieved over time and hold what was sent to what the log scheduled.
 """
 
 from __future__ import annotations
@@ -142,7 +142,8 @@ def parse_replay(records: Records, intended_offsets_ns: npt.NDArray[np.int64], d
               else waited_for_a_worker(records, intended, workers))
     start = np.where(queued, np.minimum(intended, records.sent_ns), records.sent_ns)
     window_ns = int(end.max()) - began
-    offered = per_second(((intended - began) / NS_PER_S).tolist(), duration_s)
+    scheduled = per_second(((intended - began) / NS_PER_S).tolist(), duration_s)
+    sent = per_second(((records.sent_ns - began) / NS_PER_S).tolist(), duration_s)
     done = per_second(((end - began) / NS_PER_S)[answered].tolist(), duration_s)
     return LoadResult(
         generator="replay",
@@ -154,7 +155,7 @@ def parse_replay(records: Records, intended_offsets_ns: npt.NDArray[np.int64], d
         command=command,
         rate=len(records) / duration_s,
         latency_uncorrected=latency_spectrum(records.latency_ns[answered] / NS_PER_MS),
-        per_second=tuple(zip(offered, done)),
+        per_second=tuple(zip(scheduled, sent, done)),
     )
 
 

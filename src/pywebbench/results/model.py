@@ -100,9 +100,9 @@ class LoadResult:
     latency_uncorrected: Latency | None = None
     """Open loop only: latency from each request's actual send time, which hides stalls
     (coordinated omission); `latency` is then measured from the intended send time."""
-    per_second: tuple[tuple[int, int], ...] = ()
-    """A replayed log (loadgen/replay.py): each second's requests offered (by the recording's
-    schedule) and answered, so offered can be shown against achieved over time; () otherwise."""
+    per_second: tuple[tuple[int, int, int], ...] = ()
+    """A replayed log (loadgen/replay.py), each second of the window: requests the recording
+    scheduled, requests sent, answers received; () otherwise."""
 
     @property
     def rps(self) -> float:
