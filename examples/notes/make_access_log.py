@@ -2,13 +2,13 @@
 
     python make_access_log.py access.log [--lines 100000] [--seed 1] [--mix-out access.mix.json]
 
-The successful requests follow MIX exactly (each kind's count is its share of them, rounded),
-in a seeded random order; FAILED_SHARE of the lines are 404s and 500s and a few (one in
-MALFORMED_EVERY) are cut short, as a log's last line is when a disk fills. The pace is
-BASE_RATE requests a second with a burst of BURST_FACTOR times that for BURST_S seconds every
-BURST_EVERY_S (100,000 lines span about 7 minutes). `--mix-out` writes the known mix as JSON:
-the share of each kind among the successful requests, labelled as `pywebbench app --from-log`
-labels them with FOLDS, and the counts behind them.
+Each successful request's kind is drawn at random with MIX's probabilities (seeded), so the
+log's own shares differ from MIX by sampling alone; FAILED_SHARE of the lines are 404s and 500s
+and a few (one in MALFORMED_EVERY) are cut short, as a log's last line is when a disk fills. The
+pace is BASE_RATE requests a second with a burst of BURST_FACTOR times that for BURST_S seconds
+every BURST_EVERY_S (100,000 lines span about 7 minutes). `--mix-out` writes the known mix as
+JSON: MIX's shares (`shares`) and the shares the draw gave (`observed_shares`), labelled as
+`pywebbench app --from-log` labels them with FOLDS, and the counts behind them.
 
 Every kind answers 200 from notes.py (ids within the 1,000 notes `python notes.py` creates).
 """
@@ -49,15 +49,14 @@ _AGENTS = ("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128
 _PROBES = ("/wp-login.php", "/.env", "/favicon.ico", "/notes/{missing}")
 
 
-def counts(lines: int) -> dict[str, int]:
-    """How many lines of each kind (and `404`, `500`, `malformed`) a log of `lines` holds."""
+def counts(lines: int, rng: random.Random) -> dict[str, int]:
+    """How many lines of each kind (and `404`, `500`, `malformed`) a log of `lines` holds: each
+    successful request's kind drawn at random with MIX's probabilities, so the log's shares differ
+    from MIX by sampling, as a real log's do from its traffic's (about 0.15 points at 100,000)."""
     malformed = lines // MALFORMED_EVERY
     failed = round(lines * FAILED_SHARE)
-    ok = lines - malformed - failed
-    exact = {kind: ok * share for kind, share in MIX.items()}
-    whole = {kind: int(value) for kind, value in exact.items()}
-    for kind in sorted(exact, key=lambda k: whole[k] - exact[k])[:ok - sum(whole.values())]:
-        whole[kind] += 1
+    drawn = rng.choices(list(MIX), weights=list(MIX.values()), k=lines - malformed - failed)
+    whole = {kind: drawn.count(kind) for kind in MIX}
     return {**whole, "404": failed - failed // 5, "500": failed // 5, "malformed": malformed}
 
 
@@ -89,7 +88,7 @@ def _pace(lines: int, rng: random.Random) -> list[int]:
 def generate(lines: int = 100_000, seed: int = 1) -> tuple[list[str], dict[str, object]]:
     """The log's lines and its known mix."""
     rng = random.Random(seed)
-    counted = counts(lines)
+    counted = counts(lines, rng)
     kinds = [kind for kind, n in counted.items() for _ in range(n)]
     rng.shuffle(kinds)
     out: list[str] = []
