@@ -40,6 +40,7 @@ from pywebbench.stage.reference import GoBuildError
 from pywebbench.results.model import ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
 from pywebbench.measure.runner import LaunchLimits, Progress, Runner
+from pywebbench.measure.profiled import profile_after
 from pywebbench.orphans import guarded_run
 from pywebbench.procs import stop_signals
 from pywebbench.services import ServiceError
@@ -330,8 +331,7 @@ def execute(
     baseline: str = BASELINE_STACK,
     drive: Callable[[Runner, Plan, Budget], int] | None = None,
 ) -> Outcome:
-    """`drive`, when given, measures instead of the method's rounds (--tune), once the services
-    are up; it returns the rounds it ran."""
+    """`drive` (--tune), when given, measures instead of the method's rounds once the services are up; it returns its rounds."""
     options = job.options
     generator = ByWindow(options.generator)  # a window with a rate goes to oha or vegeta
     cpus = usable_cpus()
@@ -364,6 +364,7 @@ def execute(
                                      begun.start_round, begun.min_rounds)
             else:
                 rounds = _run_restarts(job, runner, begun, catalog, cpus, budget, baseline, run_dir, on_note)
+            profile_after(options, runner, plan, on_note, tuning=drive is not None)  # never between two windows
             status = "complete"
     except KeyboardInterrupt:
         on_note("interrupted: stopping; finished trials are saved")

@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("plan",),
     ("stage",),
     ("loadgen",),
+    ("profile",),
     ("services",),
     ("measure",),
     ("analyze",),

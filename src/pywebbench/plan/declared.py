@@ -231,6 +231,11 @@ OPTIONS: tuple[Option, ...] = (
       choices=DB_KINDS, commands=RUN_LIKE),
     O("driver", "--driver", "force one DB driver on every stack (psycopg, psycopg2-gevent, psycopg2-eventlet, "
       "psycopg2-meinheld, asyncpg), e.g. a blocking one under gevent", commands=RUN_LIKE),
+    O("profile", "--profile", "after the measured windows, one more window of the same load per stack and "
+      "workload with py-spy on every process of the server: the CPU split (kernel and system calls, server, "
+      "framework, app, rest), a flame graph and speedscope file per stack, and the sampling's overhead on "
+      "req/s; that window never enters a measured figure", kind=Kind.ON,
+      commands=frozenset({Command.RUN, Command.SWEEP, Command.APP})),
     O("wide", "--wide", "the terminal table with every column (type, workers, ties, latency, errors, ...), "
       "however wide; without it, the stack, req/s, ratio with its interval, verdict, CPU per request, memory and "
       "validity, fitted to the terminal", kind=Kind.ON, commands=EVERY | {Command.REPORT}, by_command=True),

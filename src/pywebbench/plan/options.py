@@ -144,6 +144,9 @@ class RunOptions:
     equivalence: float = 0.05
     """Neighbours in a ranking within ±this of each other are 'equivalent' (two one-sided tests)."""
     shards: int | None = None  # blocks of stacks measured at once, each on its own hosts (plan/shards.py)
+    profile: bool = False
+    """After the measured windows, one more window per stack and workload with py-spy on the
+    server's processes (measure/profiled.py): where its CPU went, and what sampling cost."""
 
     @property
     def services(self) -> ServiceSettings:

@@ -322,6 +322,51 @@ class ServiceRecord:
 
 
 @dataclass(frozen=True)
+class ProfileRecord:
+    """The profiled window of one stack and workload (`--profile`): one more window of the same
+    load after the measured ones, with py-spy on every process of the server. Its load is no
+    measured window's: no statistic reads it, only its overhead against them."""
+
+    spec: TrialSpec
+    """The window as run: the measured windows' settings, its trial_id ending in `.profile`."""
+    started_at: str
+    """When its load began and ended (UTC, to the microsecond): after every measured window."""
+    finished_at: str
+    load: LoadResult | None = None
+    unreadable: str | None = None
+    """Why the sampler cannot read this stack (the Go reference, nginx, PyPy, a free-threaded build)."""
+    error: str | None = None
+    """Why the window or the sampler failed, one line."""
+    sampler: str = ""
+    """py-spy's version and how it sampled (rate, native frames)."""
+    samples: int = 0
+    sampler_errors: int = 0
+    split: tuple[tuple[str, int], ...] = ()
+    """Samples per category of profile/split.py (kernel, server, framework, app, rest), summing to `samples`."""
+    measured_rps: float | None = None
+    """The mean req/s of this stack's valid measured windows of the same cell, each alone on the
+    CPUs (a duet's windows shared them: none then)."""
+    overhead: float | None = None
+    """The profiled window's req/s over measured_rps, minus 1 (-0.08: 8% slower while sampled)."""
+    frames: tuple[str, ...] = ()
+    """Each function as `name (short path)`, the frames `stacks` index into."""
+    stacks: tuple[tuple[tuple[int, ...], int], ...] = ()
+    """The samples by function, root first (frame indices, samples): the flame graphs and the
+    differential of two versions are drawn from these, so a report needs only the results file."""
+    files: tuple[str, ...] = ()
+    """Its files under the run folder: py-spy's collapsed stacks, speedscope JSON, the flame graph SVG."""
+
+    def __post_init__(self) -> None:
+        # A file may come from anyone: a stack pointing past the frames is a bad record, said at load.
+        if any(not 0 <= i < len(self.frames) for stack, _ in self.stacks for i in stack):
+            raise ValueError("a profile's stack names a frame it does not hold")
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+
+@dataclass(frozen=True)
 class ResultSet:
     header: RunHeader
     trials: tuple[TrialResult, ...]
@@ -330,3 +375,5 @@ class ResultSet:
     services: tuple[ServiceRecord, ...] = ()
     tuning: dict[str, Any] | None = None
     """A tuning run's answer as recorded (`analyze.tuning.Tuning`, unstructured); None otherwise."""
+    profiles: tuple[ProfileRecord, ...] = ()
+    """The profiled windows of a run with --profile, one per stack, workload and sweep point."""

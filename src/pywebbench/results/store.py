@@ -21,6 +21,7 @@ from pywebbench.errors import UserError
 from pywebbench.results.model import (
     SCHEMA_VERSION,
     EnvironmentRecord,
+    ProfileRecord,
     ResultSet,
     RunHeader,
     ServiceRecord,
@@ -74,6 +75,11 @@ class ResultsWriter:
     def add_tuning(self, tuning: dict[str, Any]) -> None:
         """A tuning run's answer, after its probes: older readers skip a record kind they do not know."""
         self._write({"record": "tuning", "tuning": tuning})
+
+    def add_profile(self, profile: ProfileRecord) -> None:
+        """A profiled window (--profile): a record kind of its own, which a reader from before it
+        skips (so it needed no new schema version), and no trial record: no statistic reads it."""
+        self._write({"record": "profile", **_converter.unstructure(profile)})
 
     def finish(self, status: str) -> None:
         self._write({"record": "end", "status": status})
@@ -163,6 +169,7 @@ def load_results(location: Path) -> ResultSet:
     environments: dict[str, EnvironmentRecord] = {}
     services: list[ServiceRecord] = []
     tuning: dict[str, Any] | None = None
+    profiles: list[ProfileRecord] = []
     complete = False
     for number, record in enumerate(records[1:], start=2):
         kind = record.get("record")
@@ -173,6 +180,8 @@ def load_results(location: Path) -> ResultSet:
             environments[env.hash] = env
         elif kind == "service":
             services.append(_structure(path, number, record, ServiceRecord))
+        elif kind == "profile":
+            profiles.append(_structure(path, number, record, ProfileRecord))
         elif kind == "tuning":
             answer = record.get("tuning")
             if not isinstance(answer, dict):
@@ -180,7 +189,7 @@ def load_results(location: Path) -> ResultSet:
             tuning = answer
         elif kind == "end":
             complete = record.get("status") == "complete"
-    return ResultSet(header, tuple(trials), environments, complete, tuple(services), tuning)
+    return ResultSet(header, tuple(trials), environments, complete, tuple(services), tuning, tuple(profiles))
 
 
 T = TypeVar("T")

@@ -55,6 +55,8 @@ def check() -> list[Requirement]:
                     "built with the Go reference" if locate("go") else "needs go", "sudo apt-get install -y golang-go",
                     False),
         _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
+        Requirement("py-spy", "samples the servers' processes for --profile (a dependency of pywebbench)",
+                    locate("py-spy") is not None, locate("py-spy") or "not found", "./scripts/install.sh", False),
         Requirement("uv", "builds each stack's isolated environment", uv_ok, uv, "./scripts/install.sh"),
         _command("cc", "compiles meinheld, bjoern and uWSGI from source", "build-essential", required=False),
         _command("postgres", "PostgreSQL for db, api and posts (a private instance)", "postgresql", required=False),
@@ -84,6 +86,8 @@ def check_tools(plan: Plan, options: RunOptions) -> None:
         wanted.add("go")
     if any(w.schedule is not None for s in plan.sessions for w in s.workloads):
         wanted.add("replay")
+    if options.profile:
+        wanted.add("py-spy")
     if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):
         wanted.add("nginx")
     missing = [r for r in check() if r.name in wanted and not r.present]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +38,7 @@ FALLBACKS: dict[str, Callable[[], list[Path]]] = {
                     Path.home() / ".cargo" / "bin" / "oha"],
     "toxiproxy-server": lambda: [cache_root() / "tools" / "toxiproxy-v2.5.0" / "toxiproxy-server"],  # stage/toxiproxy.py
     "vegeta": lambda: [cache_root() / "tools" / "vegeta-v12.13.0" / "vegeta"],  # stage/vegeta.py, scripts/install.sh
+    "py-spy": lambda: [Path(sys.executable).parent / "py-spy"],  # the py-spy wheel's binary in the harness's .venv
 }
 """Searched after PATH: a user's own go, oha or vegeta wins over the usual install places."""
 

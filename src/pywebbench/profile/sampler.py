@@ -1,0 +1,173 @@
+"""py-spy on a running server: every process of it, for a bounded time, its samples in a file
+of the run folder.
+
+One py-spy per server, on the server's root process with --subprocesses, so every worker is
+sampled, the master too, and a worker started during the window is followed. It runs in its
+own process group (procs.ManagedProcess: it dies with the harness), is started and attached
+before the load begins, and stopped with SIGINT (py-spy writes its file on Ctrl-C, not on
+SIGTERM) when the load ends; --duration bounds it should that signal never come.
+
+--native (C extensions' and the C library's frames, so the kernel and system calls can be told
+apart) makes py-spy pause each process at each sample; where it cannot (an unsupported
+platform), the sampler falls back to --nonblocking Python frames and says so.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pywebbench.procs import ManagedProcess
+from pywebbench.stage import tools
+
+RATE_HZ = 100
+"""Samples per second per process: py-spy's default. The window's overhead is measured and shown."""
+ATTACH_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 15.0
+_SAMPLES = re.compile(r"Samples: (\d+) Errors: (\d+)")
+
+
+class SamplerError(RuntimeError):
+    """py-spy could not sample the server (said in one line)."""
+
+
+def locate() -> str | None:
+    """py-spy on PATH, else beside the harness's interpreter (the wheel's binary in .venv/bin)."""
+    return tools.locate("py-spy")
+
+
+def version(py_spy: str) -> str:
+    try:
+        out = subprocess.run([py_spy, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "py-spy"
+    return out.strip() or "py-spy"
+
+
+_PROBE = "import sys, sysconfig; print(sys.implementation.name, int(bool(sysconfig.get_config_var('Py_GIL_DISABLED'))))"
+
+
+def unreadable(pid: int) -> str | None:
+    """Why py-spy cannot read this process, in one line (None: a CPython it reads).
+
+    py-spy 0.4 reads CPython with the GIL: not PyPy, not a free-threaded build, not a native
+    server. The interpreter is asked itself (its /proc exe, only if it is named python*)."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError as exc:
+        return f"its process {pid} cannot be read ({exc.strerror or exc})"
+    name = Path(exe.removesuffix(" (deleted)")).name
+    if name.startswith("pypy"):
+        return f"PyPy ({name}): py-spy reads CPython only"
+    if not name.startswith("python"):
+        return f"its server is not Python ({name}): nothing for a Python sampler to read"
+    try:
+        probe = subprocess.run([exe, "-I", "-S", "-c", _PROBE], capture_output=True, text=True, timeout=20,
+                               check=False).stdout.split()
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"its interpreter {exe} could not be asked what it is ({exc})"
+    if probe[:1] != ["cpython"]:
+        return f"{probe[0] if probe else 'an unknown'} interpreter: py-spy reads CPython only"
+    if probe[1:2] == ["1"]:
+        return "a free-threaded CPython build: py-spy 0.4 cannot read it"
+    return None
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """What py-spy wrote and said."""
+
+    path: Path
+    samples: int
+    errors: int
+    """Samples py-spy could not read (a process changing under it)."""
+    native: bool
+    command: tuple[str, ...]
+
+
+class Recording:
+    """py-spy recording one server while the `with` block runs (the load goes inside it)."""
+
+    def __init__(self, py_spy: str, pid: int, out: Path, *, bound_s: float, rate_hz: int = RATE_HZ,
+                 native: bool = True) -> None:
+        self.py_spy, self.pid, self.out = py_spy, pid, out
+        self.bound_s = max(1, math.ceil(bound_s))  # py-spy takes whole seconds
+        self.rate_hz = rate_hz
+        self.native = native
+        self._proc: ManagedProcess | None = None
+        self.result: Sampled | None = None
+
+    def argv(self, native: bool) -> list[str]:
+        return [self.py_spy, "record", "--pid", str(self.pid), "--subprocesses", "--rate", str(self.rate_hz),
+                "--duration", str(self.bound_s), "--format", "raw", "--full-filenames",
+                *(["--native"] if native else ["--nonblocking"]), "--output", str(self.out)]
+
+    def __enter__(self) -> Recording:
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._proc = self._attach(self.native)
+        except SamplerError:
+            if not self.native:
+                raise
+            self.native = False  # no native unwinding here: Python frames only, without pausing
+            self._proc = self._attach(False)
+        return self
+
+    def _attach(self, native: bool) -> ManagedProcess:
+        proc = ManagedProcess(self.argv(native), env=dict(os.environ), log_dir=self.out.parent,
+                              name=f"py-spy-{self.pid}").start()
+        deadline = time.monotonic() + ATTACH_TIMEOUT_S
+        while time.monotonic() < deadline:
+            said = _said(proc)
+            if "Sampling process" in said:
+                return proc
+            if proc.poll() is not None:
+                proc.stop()
+                raise SamplerError(_first_error(_said(proc)) or f"py-spy exited with code {proc.poll()}")
+            time.sleep(0.02)
+        proc.stop()
+        raise SamplerError(f"py-spy did not attach to {self.pid} within {ATTACH_TIMEOUT_S:.0f} s")
+
+    def __exit__(self, *exc: object) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGINT)  # py-spy writes its output on Ctrl-C
+            try:
+                proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                pass
+        proc.stop()
+        said = _said(proc)
+        found = _SAMPLES.search(said)
+        if found is None or not self.out.exists():
+            raise SamplerError(_first_error(said) or "py-spy wrote no samples")
+        self.result = Sampled(self.out, int(found.group(1)), int(found.group(2)), self.native,
+                              tuple(self.argv(self.native)))
+
+
+def _said(proc: ManagedProcess) -> str:
+    text = ""
+    for path in (proc.stdout_path, proc.stderr_path):
+        try:
+            text += path.read_text(errors="replace")
+        except OSError:
+            continue
+    return text
+
+
+def _first_error(text: str) -> str:
+    """py-spy's own error line (it prints a backtrace after it)."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("Error:"):
+            return line.removeprefix("Error:").strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("py-spy>")]
+    return lines[0] if lines else ""
