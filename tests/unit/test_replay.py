@@ -71,14 +71,15 @@ def test_a_request_that_waited_for_a_busy_worker_is_timed_from_its_intended_send
         [uncorrected.mean_ms, result.latency.mean_ms]
     assert result.latency.mean_ms == pytest.approx((300 + 210 + 10) / 3)
     assert result.rate == pytest.approx(1.5)
-    assert result.per_second == ((3, 3, 3), (0, 0, 0))  # sent at 0, 0.3, 0.5 s; answered 0.30, 0.31, 0.51
+    # offered at 0 and, having waited for the busy worker, at its 0.1 s; then 0.5; answered 0.30, 0.31, 0.51
+    assert result.per_second == ((3, 3, 3, 1), (0, 0, 0, 0))
 
 
 def test_unanswered_requests_are_errors_not_answers() -> None:
     records = _records([0.0, 500.0], [5.0, 5000.0], [200, 0])
     result = parse_replay(records, np.array([0, 500_000_000], dtype=np.int64), 1.0, workers=4)
     assert result.requests == 1 and result.socket_errors.read == 1
-    assert result.per_second == ((2, 2, 1),)
+    assert result.per_second == ((2, 2, 1, 0),)
 
 
 def test_a_replay_that_stopped_early_is_an_error() -> None:

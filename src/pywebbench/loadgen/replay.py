@@ -10,8 +10,9 @@ worker busy at its intended time is timed from that time, not from when it went 
 The window's stretch of the recording comes from the workload's Schedule
 (catalog/schedule.py): at the window's offered rate, from where its round starts. Besides
 the usual load result, each second's offered and answered requests are kept
-(`LoadResult.per_second`: scheduled by the log, sent, answered), so a report can show offered
-against achieved over time and hold what was sent to what the log scheduled.
+(`LoadResult.per_second`: scheduled by the log, offered, answered, held back by busy
+connections), so a report can show offered against achieved over time and hold what the
+generator offered to what the log scheduled.
 """
 
 from __future__ import annotations
@@ -143,8 +144,12 @@ def parse_replay(records: Records, intended_offsets_ns: npt.NDArray[np.int64], d
     start = np.where(queued, np.minimum(intended, records.sent_ns), records.sent_ns)
     window_ns = int(end.max()) - began
     scheduled = per_second(((intended - began) / NS_PER_S).tolist(), duration_s)
-    sent = per_second(((records.sent_ns - began) / NS_PER_S).tolist(), duration_s)
+    # Offered when sent, or, for a request that found every connection busy, at its intended
+    # time: the generator offered it then and the server held it (as the latency counts it).
+    offered_ns = np.where(queued, intended, records.sent_ns)
+    offered = per_second(((offered_ns - began) / NS_PER_S).tolist(), duration_s)
     done = per_second(((end - began) / NS_PER_S)[answered].tolist(), duration_s)
+    waited = per_second(((intended - began) / NS_PER_S)[queued & (records.sent_ns > intended)].tolist(), duration_s)
     return LoadResult(
         generator="replay",
         requests=int(answered.sum()),
@@ -155,7 +160,7 @@ def parse_replay(records: Records, intended_offsets_ns: npt.NDArray[np.int64], d
         command=command,
         rate=len(records) / duration_s,
         latency_uncorrected=latency_spectrum(records.latency_ns[answered] / NS_PER_MS),
-        per_second=tuple(zip(scheduled, sent, done)),
+        per_second=tuple(zip(scheduled, offered, done, waited)),
     )
 
 

@@ -100,9 +100,10 @@ class LoadResult:
     latency_uncorrected: Latency | None = None
     """Open loop only: latency from each request's actual send time, which hides stalls
     (coordinated omission); `latency` is then measured from the intended send time."""
-    per_second: tuple[tuple[int, int, int], ...] = ()
+    per_second: tuple[tuple[int, int, int, int], ...] = ()
     """A replayed log (loadgen/replay.py), each second of the window: requests the recording
-    scheduled, requests sent, answers received; () otherwise."""
+    scheduled, requests offered (sent, or due while every connection was busy), answers received,
+    requests that waited for a busy connection; () otherwise."""
 
     @property
     def rps(self) -> float:
