@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pywebbench.errors import UserError
+from pywebbench.measure.limits_preflight import limits_problems
 from pywebbench.measure.placing import hosts_ready
 from pywebbench.plan.hosts import Inventory
 from pywebbench.plan.options import RunOptions
@@ -23,7 +24,8 @@ from pywebbench.results.model import Method
 
 def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[str, object]]], baseline: str,
               run_dir: Path, resuming: bool) -> Inventory | None:
-    """The plan's checks: duet's partner and baseline, the tools, the hosts (over SSH), the results directory.
+    """The plan's checks: duet's partner and baseline, the tools, the server's limits, the hosts (over SSH), the
+    results directory.
     Returns the checked inventory (None on one host)."""
     labels = {s.label for s in plan.sessions}
     # auto reaches here unresolved only when it measures some workloads by duet (the rest interleaved).
@@ -36,6 +38,8 @@ def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[s
         raise UserError(f"--method {options.method} loads two stacks at a time and this run has one ({baseline}): "
                         "add a stack, or use --method interleaved")
     check_tools(plan, options)
+    if problems := limits_problems(plan.trials, placed=options.placed):  # the app server's cgroup limits
+        raise UserError("\n".join(problems))
     inventory = hosts_ready(options, points)
     if not resuming and results_path(run_dir).exists():
         raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")

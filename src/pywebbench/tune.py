@@ -196,7 +196,8 @@ class _Engine:
                 search = searches.get(config) if config is not None else None
                 if search is None or search.next_rate is None:
                     continue
-                if trial.load is None and trial.status in (TrialStatus.SERVER_FAILED, TrialStatus.UNAVAILABLE):
+                if trial.load is None and trial.status in (TrialStatus.SERVER_FAILED, TrialStatus.SERVER_OOM,
+                                                           TrialStatus.UNAVAILABLE):
                     search.cut(f"{trial.status.value}: {_first_error([trial])}")
                     continue
                 latency, held = _held(trial, slo)

@@ -36,6 +36,8 @@ ALONE: dict[str, str] = {
     "test_gate.py::test_a_slowed_head_fails_the_gate_against_its_base_commit": "a slowdown detected",
     "test_app_tune.py::test_the_regression_gate_fails_on_a_slowed_app_and_passes_an_unchanged_one":
         "a slowdown detected, and none where there is none",
+    "test_limits.py::test_a_quota_throttles_the_server_and_workers_auto_records_gunicorn_s_choice":
+        "a 0.2-CPU quota reached under load (throttled periods, CPU within 1.5x of the quota)",
 }
 
 

@@ -96,11 +96,12 @@ def test_run_directories_are_private(tmp_path: Path) -> None:
     assert run_dir.stat().st_mode & 0o777 == 0o700
 
 
-def test_a_version_4_file_reads_as_version_5(tmp_path: Path) -> None:
+def test_a_version_4_file_reads_as_the_current_version(tmp_path: Path) -> None:
     from pywebbench.results.model import SCHEMA_VERSION
     from pywebbench.results.store import migrate
 
-    assert SCHEMA_VERSION == 5
-    assert migrate({"record": "run", "schema_version": 4}, 4) == {"record": "run", "schema_version": 5}
+    assert SCHEMA_VERSION == 6
+    assert migrate({"record": "run", "schema_version": 4}, 4) == {"record": "run", "schema_version": 6}
+    assert migrate({"record": "run", "schema_version": 5}, 5) == {"record": "run", "schema_version": 6}
     trial = {"record": "trial", "spec": {"method": "interleaved", "launch": 2}}
     assert migrate(trial, 4) == trial

@@ -26,7 +26,7 @@ from pywebbench.analyze.stats import Aggregation, aggregate, aggregate_ci, ratio
 CELL_KNOBS: tuple[str, ...] = Cell._fields
 """The knobs of a cell, in order (stack_cpus is the count of CPUs given to the stack)."""
 
-STATUS_ORDER = ("ok", "invalid-response", "loadgen-failed", "service-failed", "server-failed", "unavailable")
+STATUS_ORDER = ("ok", "invalid-response", "loadgen-failed", "service-failed", "server-oom", "server-failed", "unavailable")
 
 
 @dataclass(frozen=True)

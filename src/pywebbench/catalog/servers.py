@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pywebbench.catalog.model import ConcurrencyType, Interface, LaunchSpec, ServerVariant, Stack
+from pywebbench.results.server import AUTO_WORKERS
 
 SYNC, GREENLET, COROUTINE = ConcurrencyType.SYNC, ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE
 W, A, O = Interface.WSGI, Interface.ASGI, Interface.OWN
@@ -43,6 +44,11 @@ def _app(spec: LaunchSpec, attr: str) -> str:
     return f"{spec.target}()" if spec.factory else spec.target
 
 
+def _workers(spec: LaunchSpec, flag: str = "--workers") -> list[str]:
+    """The worker count's flag; none for workers=auto, so the server sizes itself as deployed."""
+    return [] if spec.workers == AUTO_WORKERS else [flag, str(spec.workers)]
+
+
 def _factory_flag(spec: LaunchSpec) -> list[str]:
     return ["--factory"] if spec.target is not None and spec.factory else []
 
@@ -54,7 +60,7 @@ def gunicorn(
         return [
             spec.python, "-m", "gunicorn",
             "--bind", f"{spec.host}:{spec.port}",
-            "--workers", str(spec.workers),
+            *_workers(spec),
             "--worker-class", worker_class,
             "--log-level", "warning",
             "--backlog", "2048",
@@ -72,7 +78,7 @@ def uvicorn(loop: str, http: str) -> Callable[[LaunchSpec], list[str]]:
         return [
             spec.python, "-m", "uvicorn", spec.target or f"{spec.module}:asgi", *_factory_flag(spec),
             "--host", spec.host, "--port", str(spec.port),
-            "--workers", str(spec.workers),
+            *_workers(spec),
             "--loop", loop, "--http", http,
             "--no-access-log", "--log-level", "warning", "--backlog", "2048",
         ]
@@ -85,7 +91,7 @@ def hypercorn(worker_class: str) -> Callable[[LaunchSpec], list[str]]:
         return [
             spec.python, "-m", "hypercorn", _app(spec, "asgi"),
             "--bind", f"{spec.host}:{spec.port}",
-            "--workers", str(spec.workers),
+            *_workers(spec),
             "--worker-class", worker_class,
             "--log-level", "warning", "--backlog", "2048",
         ]
@@ -99,7 +105,7 @@ def granian(interface: Interface) -> Callable[[LaunchSpec], list[str]]:
             spec.python, "-m", "granian",
             "--interface", interface.value.lower(),
             "--host", spec.host, "--port", str(spec.port),
-            "--workers", str(spec.workers),
+            *_workers(spec),
             "--no-access-log", "--log-level", "warning", "--backlog", "2048",
         ]
         if interface is Interface.WSGI:
@@ -123,7 +129,7 @@ def uwsgi(spec: LaunchSpec) -> list[str]:
         str(Path(spec.python).parent / "uwsgi"),
         "--http-socket", f"{spec.host}:{spec.port}",
         "--add-header", "Connection: close",
-        "--master", "--processes", str(spec.workers),
+        "--master", *_workers(spec, "--processes"),
         "--module", spec.target or f"{spec.module}:wsgi",
         "--disable-logging", "--die-on-term", "--need-app", "--lazy-apps",
         "--listen", "1024", "--pythonpath", "." if spec.target is not None else str(APPS_DIR),
@@ -137,7 +143,7 @@ def launcher(server: str) -> Callable[[LaunchSpec], list[str]]:
         return [
             spec.python, str(APPS_DIR / "serve_wsgi.py"), server, _app(spec, "wsgi"),
             "--host", spec.host, "--port", str(spec.port),
-            "--workers", str(spec.workers), "--threads", str(spec.threads),
+            *_workers(spec), "--threads", str(spec.threads),
         ]
 
     return build
@@ -148,7 +154,7 @@ def own_server(spec: LaunchSpec) -> list[str]:
     # Sanic uvloop; seed 000 ran every asyncio test on uvloop.
     return [
         spec.python, str(APPS_DIR / f"{spec.module}.py"),
-        "--host", spec.host, "--port", str(spec.port), "--workers", str(spec.workers), "--loop", "uvloop",
+        "--host", spec.host, "--port", str(spec.port), *_workers(spec), "--loop", "uvloop",
     ]
 
 

@@ -23,6 +23,7 @@ from typing import Protocol
 
 import psutil
 
+from pywebbench.measure.cgroup_limits import LimitCounters, ServerLimits, apply_limits, read_counters
 from pywebbench.measure.cgroups import CgroupError, CgroupTree, RoleCgroup, detect
 from pywebbench.measure.procsampler import OTHER, ResourceSampler
 from pywebbench.measure.proctable import ProcessTable, busy_seconds, steal_seconds
@@ -65,6 +66,12 @@ class Accountant(Protocol):
     def window(self, peak_of: Sequence[str] = ()) -> AbstractContextManager[WindowUsage]:
         """Measure every enrolled role while the block runs; peak memory for `peak_of`."""
 
+    def confine(self, role: str, limits: ServerLimits) -> None:
+        """Limit the role's cgroup before its processes start (CgroupError where it cannot)."""
+
+    def counters(self, role: str) -> LimitCounters | None:
+        """The role's throttling and OOM counters now (None without cgroups)."""
+
 
 def _tree(pids: Sequence[int]) -> list[int]:
     found: list[int] = []
@@ -96,6 +103,7 @@ class CgroupAccountant:
         self.tree = tree
         self.source = tree.layout.version.value
         self._roles: dict[str, RoleCgroup] = {}
+        self._confined: set[str] = set()
 
     def launcher(self, role: str) -> list[str]:
         """An argv prefix that starts a command inside the role's cgroups (see cgexec.py)."""
@@ -118,6 +126,22 @@ class CgroupAccountant:
 
     def retire(self, role: str) -> None:
         self._roles.pop(role, None)
+
+    def confine(self, role: str, limits: ServerLimits) -> None:
+        """The role's quota and memory limit; a role once limited is set unlimited again when asked."""
+        if limits.unlimited and role not in self._confined:
+            return  # never limited: no write, so a run without limits needs no cpu or memory controller
+        group = self._roles.get(role) or self.tree.role(role)
+        self._roles[role] = group
+        apply_limits(group, limits)
+        if limits.unlimited:
+            self._confined.discard(role)
+        else:
+            self._confined.add(role)
+
+    def counters(self, role: str) -> LimitCounters | None:
+        group = self._roles.get(role) or self.tree.roles.get(role)
+        return None if group is None else read_counters(group)
 
     def weigh(self, role: str, shares: int) -> None:
         """Relative CPU share of a role (duet: equal shares for the two stacks)."""
@@ -167,6 +191,14 @@ class ProcAccountant:
 
     def launcher(self, role: str) -> list[str]:
         return []
+
+    def confine(self, role: str, limits: ServerLimits) -> None:
+        if not limits.unlimited:
+            raise CgroupError("--cpu-quota and --memory-limit need a cgroup for the server, and none could be made "
+                              "here (CPU accounting fell back to the /proc sampler)")
+
+    def counters(self, role: str) -> LimitCounters | None:
+        return None
 
     def weigh(self, role: str, shares: int) -> None:
         """Without cgroups there is no group share; the kernel shares by thread."""

@@ -141,6 +141,12 @@ class RoleCgroup:
             return int(os.pread(self._peak_fd, 64, 0))
         return int(_read(self.memory_dir / "memory.peak"))
 
+    @property
+    def peak_over(self) -> str:
+        """What peak_memory_bytes spans once reset_peak ran: "window", or "cgroup" where the kernel
+        cannot reset it (v2 before Linux 6.12: since this cgroup was made)."""
+        return "window" if self._peak_resettable else "cgroup"
+
     def reset_peak(self) -> None:
         """Restart the peak at the current usage; a no-op without memory.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from pywebbench.measure.sizing import sized_from_host
 from pywebbench.results.model import TrialResult
 
 
@@ -25,10 +26,12 @@ class Check(StrEnum):
     CPU_OVERLAP = "cpu-overlap"
     INSTRUMENT = "instrument-failed"
     BUSY_NEIGHBOURS = "busy-neighbours"
+    SIZED_FROM_HOST = "sized-from-host"
 
 
 RECOMPUTED = frozenset({Check.GENERATOR_SATURATED, Check.NEAR_CEILING, Check.ERRORS, Check.LITTLES_LAW,
-                        Check.BUSY_MACHINE, Check.RATE_NOT_REACHED, Check.CPU_OVERLAP, Check.BUSY_NEIGHBOURS})
+                        Check.BUSY_MACHINE, Check.RATE_NOT_REACHED, Check.CPU_OVERLAP, Check.BUSY_NEIGHBOURS,
+                        Check.SIZED_FROM_HOST})
 """Checks decided from a trial's stored figures alone, so reports can re-derive them."""
 
 ADVICE: dict[Check, str] = {
@@ -53,6 +56,9 @@ ADVICE: dict[Check, str] = {
     Check.BUSY_NEIGHBOURS: "the run's other live servers used CPU during the window (a backlog an earlier window "
                            "left, still draining), so they shaped this number; the window was measured again "
                            "after they were idle, and a window still flagged is left out of the ratios",
+    Check.SIZED_FROM_HOST: "with --workers auto the server counted the host's CPUs, not the CPUs it was given (its "
+                           "quota or pinning), as it would in a container: its workers share less CPU than they "
+                           "expect; deploy it with an explicit worker count (or WEB_CONCURRENCY) for its CPUs",
     Check.INSTRUMENT: "a measurement beside the window failed (the generator ceiling, the #DB sampler, the "
                       "keep-alive probe), so what it feeds is missing for this trial, not zero: read the cause",
 }
@@ -135,6 +141,8 @@ def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thre
     shared = sorted(set(trial.spec.stack_cpus) & set(trial.spec.loadgen_cpus))
     if shared:
         found.append(f"{Check.CPU_OVERLAP}: stack and generator both ran on CPU {','.join(map(str, shared))}")
+    if trial.stack.sizing is not None and (sized := sized_from_host(trial.stack.sizing)) is not None:
+        found.append(f"{Check.SIZED_FROM_HOST}: {sized}")
     if load.rate and load.rps < thresholds.rate_reached * load.rate:
         found.append(f"{Check.RATE_NOT_REACHED}: {load.rps:,.0f} of {load.rate:,.0f} req/s offered")
     return tuple(found)

@@ -13,6 +13,7 @@ from pywebbench.catalog.workloads import Workload
 from pywebbench.loadgen.base import LoadGenError, LoadRequest
 from pywebbench.measure.accounting import WindowUsage
 from pywebbench.measure.checks import instrument_check, trial_checks
+from pywebbench.measure.confinement import ServerWatch, named_oom, sigkilled
 from pywebbench.measure.isolation import Isolation
 from pywebbench.measure.roles import PeakReading
 from pywebbench.measure.runner import Runner
@@ -49,14 +50,20 @@ class DuetWindow:
         requests = [runner.windows.load_request(sp, s.port, workload.path, workload.requests, host=s.host,
                                                  schedule=workload.schedule)
                     for (s, _), sp in zip(sides, specs, strict=True)]
+        watches = [ServerWatch(runner.accountant, s.role, local=bool(s.server.pids)) for s, _ in sides]
         self._duet_settle(requests, specs)
         runner.windows.drain_settled((live, partner))
         with ExitStack() as sampling:
             peak = runner.windows.db_peak(sampling, live, workload)
             usage = sampling.enter_context(runner.accountant.window(peak_of=(live.role, partner.role)))
+            for watch in watches:
+                watch.open()
             loads = self._duet_loads(requests)
+            for watch in watches:
+                watch.close()
         for i, ((side, _), side_spec) in enumerate(zip(sides, specs, strict=True)):
-            self._record_side(side, sides[1 - i][0], side_spec, loads[i], workload, started_at, usage, peak, mark)
+            self._record_side(side, sides[1 - i][0], side_spec, loads[i], workload, started_at, usage, peak, mark,
+                              watches[i])
         runner.heal()
 
     def _refuse_wrong_answers(self, sides: list[tuple[Live, TrialSpec]], workload: Workload) -> bool:
@@ -107,23 +114,27 @@ class DuetWindow:
 
     def _record_side(self, side: Live, other: Live, side_spec: TrialSpec, load: LoadResult | LoadGenError | None,
                      workload: Workload, started_at: str, usage: WindowUsage, peak: PeakReading | None,
-                     mark: int) -> None:
+                     mark: int, watch: ServerWatch) -> None:
         runner = self.runner
+        app = usage.usages.get(side.role)
+        cgroup = watch.reading(app.peak_rss_mb if app is not None else None, killed=sigkilled(side.server.returncode()))
         if not isinstance(load, LoadResult):
-            status, failure = load_failed(side, load if load is not None else LoadGenError("no result"))
+            status, failure = named_oom(*load_failed(side, load if load is not None else LoadGenError("no result")),
+                                        cgroup, side.session.label, side_spec)
             runner.record(runner.windows.mark_faults(
                 TrialResult(side_spec, side.info, status, started_at, now(), keepalive=side.keepalive,
-                            error=failure), mark))
+                            error=failure, server_cgroup=cgroup), mark))
             return
         status, error = TrialStatus.OK, None
         if (died := died_during(side)) is not None:
             status, error = TrialStatus.SERVER_FAILED, died
+        status, error = named_oom(status, error, cgroup, side.session.label, side_spec)
         found = side.overlap.get(workload.name)
         result = TrialResult(
             side_spec, side.info, status, started_at, now(), load=load, keepalive=side.keepalive, error=error,
             db_sessions=peak.peak if peak is not None else None,
             resources=runner.windows.usages_for(side, usage, partner=other), sampler_cpu_s=usage.sampler_cpu_s,
-            cpu_source=runner.accountant.source, steal_s=usage.steal_s,
+            cpu_source=runner.accountant.source, steal_s=usage.steal_s, server_cgroup=cgroup,
         )
         result = runner.windows.mark_faults(result, mark)  # a backing service died meanwhile: the cause
         result = replace(result, checks=((found,) if found else ()) + side.launch_checks + trial_checks(result, None)

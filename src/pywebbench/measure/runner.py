@@ -21,15 +21,19 @@ from pathlib import Path
 from pywebbench.catalog.model import ConcurrencyType
 from pywebbench.catalog.workloads import Expected
 from pywebbench.measure.accounting import Accountant, ProcAccountant
+from pywebbench.measure.cgroups import CgroupError
 from pywebbench.measure.checks import instrument_check
+from pywebbench.measure.confinement import Confinement
 from pywebbench.measure.launchers import RunningServer, app_role, stack_info
 from pywebbench.measure.overlap import allowed_in_flight, overlap_problem
+from pywebbench.measure.sizing import sizing
 from pywebbench.measure.roles import Front, LoadTools, LocalPlacement, Placement
 from pywebbench.measure.answers import Reply
 from pywebbench.measure.verify import NotReady, keeps_alive, verify_endpoint, wait_ready
 from pywebbench.measure.window import LaunchFailed, Live, TimeLedger, WindowMeasurer, now
 from pywebbench.plan.sessions import Plan, Session
 from pywebbench.results.model import StackInfo, TrialResult, TrialSpec, TrialStatus
+from pywebbench.results.server import AUTO_WORKERS
 from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing
 from pywebbench.services.watchdog import Watchdog
@@ -92,6 +96,8 @@ class Runner:
         """Names, restarts and marks deaths of the backing services and proxies (not started
         here: without its thread it still looks at every window's end)."""
         self.on_note = on_note
+        self.confinement = Confinement(self.accountant, on_note)
+        """Each launch's --cpu-quota and --memory-limit, on its server's role alone."""
         self.placement: Placement = placement if placement is not None else \
             LocalPlacement(backing, "direct", run_dir, self.watchdog, self.accountant)
         """Where the roles run: this machine (the default here, with no nginx in front), or what
@@ -225,6 +231,11 @@ class Runner:
         self._retune(session)
         self.progress(f"{stack.id} (starting)", 0.0)
         role = app_role(session.label)
+        try:
+            self.confinement.apply(role, session.trials[0])  # before the server starts in its role
+        except (CgroupError, OSError) as exc:
+            raise LaunchFailed(TrialStatus.UNAVAILABLE, f"cannot limit the server: {exc}",
+                               stack_info(stack, session, env_hash, ())) from exc
         started = time.monotonic()
         with ExitStack() as running:
             server: RunningServer | None = None
@@ -245,11 +256,14 @@ class Runner:
                     self.writer.add_service(record)
             except (NotReady, OSError, RuntimeError) as exc:
                 tail, argv = (server.log_tail(), server.argv) if server is not None else ("", ())
-                raise LaunchFailed(TrialStatus.SERVER_FAILED, f"{exc}\n{tail}".strip(),
-                                   stack_info(stack, session, env_hash, argv)) from exc
+                status, error = self.confinement.failed_start(role, f"{exc}\n{tail}".strip())  # server-oom, or not
+                raise LaunchFailed(status, error, stack_info(stack, session, env_hash, argv)) from exc
             finally:
                 self.ledger.add("server starts", time.monotonic() - started)
             self.accountant.enroll(role, server.pids)
+            if session.workers == AUTO_WORKERS and server.pids:  # the count the server chose on its own
+                chosen = sizing(server.pids, session.stack_cpus, session.trials[0].cpu_quota)
+                info = replace(info, workers=chosen.workers, sizing=chosen)
             self.enroll_services()
             self.live_roles.add(role)
             running.callback(self._retire, role, front.proxy_role)  # an nginx in front: the placement enrolled it

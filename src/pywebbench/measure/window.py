@@ -24,6 +24,7 @@ from pywebbench.measure.answers import Reply
 from pywebbench.measure.backlog import pending, pending_by_port
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
 from pywebbench.measure.checks import IDLE_APPS, instrument_check, trial_checks
+from pywebbench.measure.confinement import ServerWatch, named_oom, sigkilled
 from pywebbench.measure.launchers import HOST, GroupUsage, RunningServer, process_tree, server_gone
 from pywebbench.measure.procsampler import OTHER
 from pywebbench.measure.quiesce import wait_until_drained
@@ -289,6 +290,7 @@ class WindowMeasurer:
         started_at = now()
         server = live.server
         before = process_tree(server.pids)
+        watch = ServerWatch(self.runner.accountant, live.role, local=bool(server.pids))  # its limits' counters
         try:
             self.prepare(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
             load_average = os.getloadavg()
@@ -299,25 +301,34 @@ class WindowMeasurer:
                 peak = self.db_peak(sampling, live, workload)
                 usage = sampling.enter_context(self.runner.accountant.window(peak_of=(live.role,))) \
                     if self.runner.sample_resources else None
+                watch.open()
                 load = self.runner.generator.run(self.load_request(spec, live.port, workload.path, workload.requests,
                                                             host=live.host, schedule=workload.schedule),
                                                  self.runner.run_dir / "loadgen")
+                watch.close()
                 window_s = time.monotonic() - started
             remote_after = server.group_usage() if server.group_usage is not None else None
             roles_after = self.runner.placement.roles_usage()
             self.runner.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
-            status, failure = load_failed(live, exc)
-            return TrialResult(spec, live.info, status, started_at, now(), keepalive=live.keepalive, error=failure)
+            cgroup = watch.reading(None, killed=not server.alive())
+            status, failure = named_oom(*load_failed(live, exc), cgroup, live.session.label, spec)
+            return TrialResult(spec, live.info, status, started_at, now(), keepalive=live.keepalive, error=failure,
+                               server_cgroup=cgroup)
         status, error = TrialStatus.OK, None
+        lost = sorted(before - process_tree(server.pids))
         if (died := died_during(live)) is not None:
             status, error = TrialStatus.SERVER_FAILED, died
-        elif lost := sorted(before - process_tree(server.pids)):
+        elif lost:
             # A worker died and its master (gunicorn, uWSGI) started another: the server is up,
             # but the window's figures include the loss.
             status = TrialStatus.SERVER_FAILED
             error = (f"{len(lost)} process(es) of {live.session.label}'s server (pid {', '.join(map(str, lost))}) "
                      f"exited during the window; the server itself is still up\n{server.log_tail()}")
+        app = usage.usages.get(live.role) if usage is not None else None
+        cgroup = watch.reading(app.peak_rss_mb if app is not None else None,
+                               killed=sigkilled(server.returncode()) or bool(lost))
+        status, error = named_oom(status, error, cgroup, live.session.label, spec)
         return TrialResult(
             spec, live.info, status, started_at, now(), load=load, keepalive=live.keepalive, error=error,
             db_sessions=peak.peak if peak is not None else None,
@@ -327,7 +338,7 @@ class WindowMeasurer:
             sampler_cpu_s=usage.sampler_cpu_s if usage is not None else None,
             load_average=load_average,
             cpu_source=REMOTE_SOURCE if remote_after is not None else self.runner.accountant.source,
-            steal_s=usage.steal_s if usage is not None else None,
+            steal_s=usage.steal_s if usage is not None else None, server_cgroup=cgroup,
         )
 
     def usages_for(self, live: Live, usage: WindowUsage, partner: Live | None = None) -> tuple[ResourceUsage, ...]:

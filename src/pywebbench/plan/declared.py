@@ -29,7 +29,9 @@ from pywebbench.plan.options import (
     RunOptions,
     parse_duration,
 )
+from pywebbench.plan.limits import AUTO
 from pywebbench.plan.sweep import Knob, parse_values
+from pywebbench.results.server import AUTO_WORKERS
 
 
 class Command(StrEnum):
@@ -103,6 +105,34 @@ def rates(text: str) -> tuple[float, ...]:
     return values
 
 
+def worker_count(text: str) -> int:
+    """A positive count, or `auto` (AUTO_WORKERS): no worker flag, the server sizes itself."""
+    if text.strip().lower() == AUTO:
+        return AUTO_WORKERS
+    return positive_int(text)
+
+
+def _one(knob: Knob, text: str) -> float:
+    """One value of a knob, read and checked as `--knob` reads it."""
+    try:
+        values = parse_values(knob, text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is one value (sweep with --knob {knob.value}=A,B)")
+    return float(values[0])
+
+
+def cpu_amount(text: str) -> float:
+    """CPUs of time, such as 0.5 or 1.5."""
+    return _one(Knob.CPU_QUOTA, text)
+
+
+def byte_size(text: str) -> int:
+    """256M, 1G, 512Mi (powers of 1024), or bytes."""
+    return int(_one(Knob.MEMORY_LIMIT, text))
+
+
 def round_trip(text: str) -> float:
     try:
         values = parse_values(Knob.RTT, text)
@@ -165,10 +195,16 @@ OPTIONS: tuple[Option, ...] = (
     O("duration_s", "--duration", "measured seconds per window ({default})", float),
     O("warmup_s", "--warmup", "discarded warmup seconds per server start ({default})", float),
     O("settle_s", "--settle", "discarded seconds of load before each interleaved or duet window ({default})", float),
-    O("workers", "--workers", "worker processes (default: seed 000's rule)", positive_int),
+    O("workers", "--workers", "worker processes (default: seed 000's rule); auto: no worker flag, the server "
+      "sizes itself as it would deployed (the count it chose is recorded)", worker_count, metavar="N|auto"),
     O("threads", "--threads", "threads per worker for threaded servers", positive_int),
     O("stack_cpus", "--stack-cpus", "CPUs for the stack, e.g. 1-3", cpu_list),
     O("loadgen_cpus", "--loadgen-cpus", "CPUs for the load generator, e.g. 0", cpu_list),
+    O("cpu_quota", "--cpu-quota", "the app server's CPU time as a CFS quota on its own cgroup, e.g. 0.5 (at most "
+      "its --stack-cpus; sweepable: --knob cpu_quota=0.5,1)", cpu_amount, metavar="CPUS"),
+    O("memory_limit", "--memory-limit", "the app server's memory limit on its own cgroup, swap off, e.g. 256M or "
+      "1G (K/M/G in 1024s); going over it kills a process: the window fails as server-oom", byte_size,
+      metavar="SIZE"),
     O("generator", "--generator", "load generator ({default})", choices=GENERATOR_NAMES, commands=RUN_LIKE),
     O("requests", "--requests", "request count (ab)", positive_int, commands=RUN_LIKE),
     O("repeats", "--repeats", f"rounds before the stopping rule may stop ({DEFAULT_ROUNDS}; 1 with --method restart), "

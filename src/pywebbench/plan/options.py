@@ -14,7 +14,9 @@ from pywebbench.errors import UserError
 from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
 from pywebbench.plan.generators import GENERATOR_NAMES, Generator
 from pywebbench.plan.hosts import check_placement
+from pywebbench.plan.limits import cpu_quota_problem, memory_limit_problem
 from pywebbench.results.model import Method
+from pywebbench.results.server import AUTO_WORKERS
 
 __all__ = ["CpuSplit", "default_split", "parse_cpu_list",  # their home is plan/cpus.py; said here for older imports
            "GENERATOR_NAMES"]  # and plan/generators.py
@@ -79,6 +81,7 @@ class RunOptions:
     duration_s: float = 4.0
     warmup_s: float = 0.5
     workers: int | None = None
+    """None: seed 000's rule per stack; AUTO_WORKERS (--workers auto): no flag, the server's own choice."""
     threads: int | None = None
     stack_cpus: tuple[int, ...] | None = None
     loadgen_cpus: tuple[int, ...] | None = None
@@ -147,6 +150,10 @@ class RunOptions:
     profile: bool = False
     """After the measured windows, one more window per stack and workload with py-spy on the
     server's processes (measure/profiled.py): where its CPU went, and what sampling cost."""
+    cpu_quota: float | None = None
+    """The app server's CFS quota in CPUs (0.5: half a CPU's time), on its own cgroup; None: none."""
+    memory_limit: int | None = None
+    """The app server's memory limit in bytes, on its own cgroup (swap off for it); None: none."""
 
     @property
     def services(self) -> ServiceSettings:
@@ -194,7 +201,8 @@ class RunOptions:
         for name in sorted(infinite, key=list(_FIELDS).index):
             yield name, f"must be a finite number, got {getattr(self, name)}"
         positive = {"connections": self.connections, "duration_s": self.duration_s, "repeats": self.rounds,
-                    "timeout_s": self.timeout_s, "ready_timeout_s": self.ready_timeout_s, "workers": self.workers,
+                    "timeout_s": self.timeout_s, "ready_timeout_s": self.ready_timeout_s,
+                    "workers": None if self.workers == AUTO_WORKERS else self.workers,
                     "threads": self.threads, "requests": self.requests, "max_db_sessions": self.max_db_sessions,
                     "db_rows": self.db_rows, "upstream_size": self.upstream_size, "cpu_size": self.cpu_size,
                     "rounds_per_launch": self.rounds_per_launch, "launch_block": self.launch_block,
@@ -207,6 +215,10 @@ class RunOptions:
         for name, value in not_negative.items():
             if name not in infinite and value < 0:
                 yield name, f"must be zero or positive, got {value}"
+        if self.cpu_quota is not None and "cpu_quota" not in infinite and (why := cpu_quota_problem(self.cpu_quota)):
+            yield "cpu_quota", why
+        if self.memory_limit is not None and (why := memory_limit_problem(self.memory_limit)):
+            yield "memory_limit", why
         if self.upstream_size > 0 and self.upstream_size < 12:
             yield "upstream_size", f"must be at least 12 bytes, got {self.upstream_size}"
         if self.budget_s is not None and "budget_s" not in infinite and self.budget_s <= 0:

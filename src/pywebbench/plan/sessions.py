@@ -13,6 +13,7 @@ from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.plan.options import CpuSplit, RunOptions
 from pywebbench.results.model import TrialSpec
+from pywebbench.results.server import AUTO_WORKERS
 from pywebbench.catalog.workloads import Needs, Workload
 
 
@@ -154,7 +155,22 @@ def point_overrides(point: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
 def point_label(point: tuple[tuple[str, Any], ...]) -> str:
     """'connections=25,db_delay_s=0.02': part of every trial id, so it never changes (a results
     file resumes by its trial ids); the knobs in words are plan/knobs.py's."""
-    return ",".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in point)
+    return ",".join(f"{name}={_point_value(name, value)}" for name, value in point)
+
+
+def _point_value(name: str, value: Any) -> str:
+    if name == "workers" and value == AUTO_WORKERS:
+        return "auto"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def quota_problem(cpu_quota: float | None, stack_cpus: tuple[int, ...]) -> str | None:
+    """Why a CPU quota cannot bind the stack's CPUs: a quota above them is never reached."""
+    if cpu_quota is None or not stack_cpus or cpu_quota <= len(stack_cpus):
+        return None
+    return (f"cpu_quota {cpu_quota:g} is more than the {len(stack_cpus)} CPU(s) the stack is given "
+            f"(--stack-cpus {','.join(map(str, stack_cpus))}): it could never throttle; give the stack more CPUs "
+            "or a smaller quota")
 
 
 def cpus_for(count: int, split: CpuSplit, available: tuple[int, ...]) -> tuple[int, ...]:
@@ -230,6 +246,8 @@ def make_plan(
             cpu_count = knobs.pop("stack_cpus", None)
             opts = replace(options, **knobs)
             stack_cpus = cpus_for(int(cpu_count), split, available_cpus) if cpu_count is not None else split.stack
+            if (why := quota_problem(opts.cpu_quota, stack_cpus)) is not None:
+                raise UserError(why)
             order = list(variants)
             if shuffle:
                 round_rng.shuffle(order)  # a fresh order every round, so drift favours no stack
@@ -258,7 +276,10 @@ def _session(
     if not served:
         return None
     per_cpu = options.workers_per_cpu if stack.server.native is None and not stack.server.single_process else None
-    workers = options.workers or (per_cpu * len(stack_cpus) if per_cpu else stack.default_workers(len(stack_cpus)))
+    if options.workers == AUTO_WORKERS:
+        workers = AUTO_WORKERS  # no flag: the server's own sizing (measure/sizing.py counts it)
+    else:
+        workers = options.workers or (per_cpu * len(stack_cpus) if per_cpu else stack.default_workers(len(stack_cpus)))
     threaded = stack.server.threaded
     threads = (options.threads or options.default_threads) if threaded else 1
     per_workload = dict(options.workload_requests)
@@ -280,6 +301,8 @@ def _session(
             loadgen_cpus=loadgen_cpus,
             requests=per_workload.get(w.name, options.requests),
             rate=options.rate,
+            cpu_quota=options.cpu_quota,
+            memory_limit=options.memory_limit,
             alias=variant.alias,
             app_env=variant.app_env,
             method=options.method,

@@ -9,10 +9,16 @@ the same benchmark at every point of a grid. Each `--knob NAME=VALUES` adds one 
     --knob workers=1..9+2              arithmetic, step 2: 1,3,5,7,9
     --knob db_delay=0,1ms..100ms       parts combine: 0,0.001,0.002,0.005,...,0.1
 
+    --knob workers=auto,1,2            auto: no worker flag, the server sizes itself
+    --knob cpu_quota=0.5,1             the app server's CFS quota, in CPUs
+    --knob memory_limit=256M..1G*2     its memory limit: 256M,512M,1G
+
 Every range includes both of its ends, whether or not the series lands on the upper one;
 the series fills in between. 1-2-5 and geometric ranges must start above zero (list a zero
 separately, as above). Durations take `us`, `ms` or `s` (plain numbers are seconds), so
-`20ms` and `0.02` are the same value. Whole-number knobs round geometric values to the
+`20ms` and `0.02` are the same value. Byte sizes take K, M, G or T, with or without `i`, in
+powers of 1024 as the kernel, Docker and systemd read them (`512M` and `512Mi` are the same);
+plain numbers are bytes. Whole-number knobs round geometric values to the
 nearest whole number. Duplicates are dropped and the written order is kept. Knob names take
 `-` or `_` (`max-db-sessions`). The grid is the cartesian product of the axes, in the order
 given, the first axis varying slowest.
@@ -28,6 +34,8 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import Enum
 
 from pywebbench.errors import UserError
+from pywebbench.plan.limits import AUTO, cpu_quota_problem, format_bytes, memory_limit_problem, parse_bytes
+from pywebbench.results.server import AUTO_WORKERS
 
 KnobValue = int | float
 MAX_VALUES_PER_AXIS = 1000
@@ -38,6 +46,10 @@ class Kind(Enum):
     COUNT = "count"
     SECONDS = "seconds"
     RATE = "rate"
+    CPUS = "cpus"
+    """An amount of CPU time, in CPUs: 0.5 is half of one CPU's time."""
+    BYTES = "bytes"
+    """A size in bytes, written with K, M, G or T (binary)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,8 @@ class KnobSpec:
     zero_allowed: bool = False
     loadgen_only: bool = False
     """True when changing it needs no server or service restart, only a new load run."""
+    auto: bool = False
+    """The word `auto` is a value (AUTO_WORKERS): the server chooses on its own."""
 
 
 class Knob(Enum):
@@ -62,6 +76,8 @@ class Knob(Enum):
     DB_POOL = "db_pool"
     CPU_SIZE = "cpu_size"
     RTT = "rtt"
+    CPU_QUOTA = "cpu_quota"
+    MEMORY_LIMIT = "memory_limit"
 
     @property
     def spec(self) -> KnobSpec:
@@ -74,7 +90,7 @@ class Knob(Enum):
 
 _SPECS: dict[Knob, KnobSpec] = {
     Knob.CONNECTIONS: KnobSpec("connections", Kind.COUNT, loadgen_only=True),
-    Knob.WORKERS: KnobSpec("workers", Kind.COUNT),
+    Knob.WORKERS: KnobSpec("workers", Kind.COUNT, auto=True),
     Knob.THREADS: KnobSpec("threads", Kind.COUNT),
     Knob.MAX_DB_SESSIONS: KnobSpec("max_db_sessions", Kind.COUNT),
     Knob.DB_DELAY: KnobSpec("db_delay_s", Kind.SECONDS, zero_allowed=True),
@@ -86,6 +102,9 @@ _SPECS: dict[Knob, KnobSpec] = {
     Knob.CPU_SIZE: KnobSpec("cpu_size", Kind.COUNT),
     # The round trip added on every link between hosts (--hosts, --topology netns).
     Knob.RTT: KnobSpec("rtt_s", Kind.SECONDS, zero_allowed=True),
+    # The app server's own cgroup (measure/cgroup_limits.py); the generator and services keep none.
+    Knob.CPU_QUOTA: KnobSpec("cpu_quota", Kind.CPUS),
+    Knob.MEMORY_LIMIT: KnobSpec("memory_limit", Kind.BYTES),
 }
 
 
@@ -128,6 +147,10 @@ def knob_named(name: str) -> Knob:
 
 
 def format_value(knob: Knob, value: KnobValue) -> str:
+    if knob.spec.auto and value == AUTO_WORKERS:
+        return AUTO
+    if knob.spec.kind is Kind.BYTES:
+        return format_bytes(int(value))
     if knob.spec.kind is Kind.SECONDS:
         if value == 0:
             return "0"
@@ -164,6 +187,11 @@ def _magnitude(knob: Knob, text: str) -> Decimal:
         if match is None:
             raise UserError(f"{knob.value}: {text!r} is not a duration; use a form like 20ms, 0.02 or 1s")
         value = Decimal(match["number"]) * _UNIT_SCALE[match["unit"]]
+    elif kind is Kind.BYTES:
+        try:
+            value = Decimal(parse_bytes(text))
+        except ValueError as exc:
+            raise UserError(f"{knob.value}: {exc}") from None
     else:
         try:
             value = Decimal(text)
@@ -175,7 +203,7 @@ def _magnitude(knob: Knob, text: str) -> Decimal:
             raise UserError(f"{knob.value}: {text!r} is not a whole number")
     # Bounded: 1e30 workers cannot be rounded to an int (decimal precision), and a 1..2..5
     # range from 1e-999999 would walk three million decades before refusing its size.
-    if abs(value) > MAX_MAGNITUDE or (value != 0 and abs(value) < MIN_MAGNITUDE):
+    if abs(value) > MAX_MAGNITUDE * (2 ** 20 if kind is Kind.BYTES else 1) or (value != 0 and abs(value) < MIN_MAGNITUDE):
         raise UserError(f"{knob.value}: {text!r} is out of range ({MIN_MAGNITUDE:g} to {MAX_MAGNITUDE:g})")
     return value
 
@@ -185,7 +213,10 @@ def _check_sign(knob: Knob, value: Decimal) -> None:
         raise UserError(f"{knob.value} must not be negative, got {value}")
     if not knob.spec.zero_allowed and value <= 0:
         raise UserError(f"{knob.value} must be positive, got {value}")
-
+    floor = {Kind.CPUS: cpu_quota_problem, Kind.BYTES: memory_limit_problem}.get(knob.spec.kind)
+    why = floor(float(value)) if floor is not None else None
+    if why is not None:
+        raise UserError(f"{knob.value} {why}")
 
 def _factor(knob: Knob, text: str) -> Decimal:
     try:
@@ -240,7 +271,7 @@ def _range(knob: Knob, item: str, match: re.Match[str]) -> list[Decimal]:
 
 
 def _final(knob: Knob, value: Decimal) -> KnobValue:
-    if knob.spec.kind is Kind.COUNT:
+    if knob.spec.kind in (Kind.COUNT, Kind.BYTES):
         whole = int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP))
         _check_sign(knob, Decimal(whole))
         return whole
@@ -254,6 +285,9 @@ def parse_values(knob: Knob, text: str) -> tuple[KnobValue, ...]:
         item = item.strip()
         if not item:
             raise UserError(f"{knob.value}: empty value in {text!r}")
+        if knob.spec.auto and item.lower() == AUTO:
+            values.append(AUTO_WORKERS)
+            continue
         match = _RANGE.fullmatch(item) if ".." in item else None
         if ".." in item and match is None:
             raise UserError(f"{knob.value}: bad range {item!r}; use a..b, a..b*k or a..b+s")

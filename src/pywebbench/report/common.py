@@ -49,7 +49,9 @@ def server_label(stack: StackInfo) -> str:
 
 
 def workers_label(stack: StackInfo) -> str:
-    return f"{stack.workers}x{stack.threads}" if stack.threads > 1 else str(stack.workers)
+    """'4', '4x10'; 'auto 1' where the server chose its own count (workers=auto)."""
+    count = f"{stack.workers}x{stack.threads}" if stack.threads > 1 else str(stack.workers)
+    return f"auto {count}" if stack.sizing is not None else count
 
 
 def validity_label(row: Row) -> str:

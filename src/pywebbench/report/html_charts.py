@@ -66,7 +66,8 @@ def _opt(value: float | None, scale: float = 1.0) -> float | None:
 
 AXES = (
     Axis("connections", "connections", lambda s: float(s.connections), lambda s: replace(s, connections=0)),
-    Axis("workers", "workers", lambda s: _opt(s.workers), lambda s: replace(s, workers=None)),
+    # workers=auto (0) has no place on the axis: the count it chose is in the table.
+    Axis("workers", "workers", lambda s: _opt(s.workers or None), lambda s: replace(s, workers=None)),
     Axis("threads", "threads", lambda s: _opt(s.threads), lambda s: replace(s, threads=None)),
     Axis("max_db_sessions", "max DB sessions", lambda s: _opt(s.max_db_sessions),
          lambda s: replace(s, max_db_sessions=None)),
@@ -79,6 +80,9 @@ AXES = (
          lambda s: replace(s, stack_cpus=())),
     Axis("rate", "offered rate (req/s)", lambda s: s.rate, lambda s: replace(s, rate=None)),
     Axis("rtt_s", "added round trip (ms)", lambda s: _opt(s.rtt_s, 1000.0), lambda s: replace(s, rtt_s=None)),
+    Axis("cpu_quota", "app server's CPU quota (CPUs)", lambda s: s.cpu_quota, lambda s: replace(s, cpu_quota=None)),
+    Axis("memory_limit", "app server's memory limit (MiB)", lambda s: _opt(s.memory_limit, 1 / 2**20),
+         lambda s: replace(s, memory_limit=None)),
 )
 
 

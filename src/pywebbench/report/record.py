@@ -15,8 +15,8 @@ from pywebbench.plan.sweep import Kind, Knob
 
 
 def knob_column(knob: Knob) -> str:
-    """The column a knob's setting is in: its name, `_ms` after a duration's."""
-    return f"{knob.value}_ms" if knob.spec.kind is Kind.SECONDS else knob.value
+    """The column a knob's setting is in: its name, `_ms` after a duration's, `_mb` after a size's (MiB)."""
+    return {Kind.SECONDS: f"{knob.value}_ms", Kind.BYTES: f"{knob.value}_mb"}.get(knob.spec.kind, knob.value)
 
 
 KNOB_COLUMNS: tuple[str, ...] = tuple(knob_column(k) for k in Knob)
@@ -54,6 +54,8 @@ def knob_setting(row: Row, knob: Knob) -> Any:
     value = ran if ran is not None else getattr(row.spec, knob.field)
     if isinstance(value, tuple):
         return len(value) or None
+    if knob.spec.kind is Kind.BYTES:
+        return None if value is None else round(value / 2**20, 3)
     return _ms(value) if knob.spec.kind is Kind.SECONDS else value
 
 

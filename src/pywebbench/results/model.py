@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-SCHEMA_VERSION = 5
+from pywebbench.results.server import ServerCgroup, WorkerSizing
+
+SCHEMA_VERSION = 6
 
 # The percentiles every generator reports; the spectrum keeps more points for later analysis.
 HEADLINE_PERCENTILES: tuple[float, ...] = (50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.9)
@@ -19,6 +21,8 @@ class TrialStatus(StrEnum):
     LOADGEN_FAILED = "loadgen-failed"
     SERVICE_FAILED = "service-failed"
     """A backing service or the proxy died during the window (the watchdog named and restarted it)."""
+    SERVER_OOM = "server-oom"
+    """The kernel killed a process of the server for going over its --memory-limit during the window."""
     UNAVAILABLE = "unavailable"
 
 
@@ -138,6 +142,8 @@ class StackInfo:
     PostgreSQL; sqlite3 or databases-aiosqlite on SQLite."""
     db: str = "postgresql"
     """What /posts read: postgresql or sqlite (--db)."""
+    sizing: WorkerSizing | None = None
+    """workers=auto: the count the server chose (then also `workers`) and the CPUs it could see."""
 
 
 class Cell(NamedTuple):
@@ -158,6 +164,8 @@ class Cell(NamedTuple):
     rate: float | None
     rtt_s: float | None = None
     """The round trip added on each link between hosts (None: one host, no links)."""
+    cpu_quota: float | None = None
+    memory_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +197,10 @@ class TrialSpec:
     """Open-loop request rate (req/s); None for closed loop."""
     rtt_s: float | None = None
     """The round trip added on each link between hosts (--rtt); None on one host."""
+    cpu_quota: float | None = None
+    """The app server's CFS quota in CPUs (--cpu-quota); None: unlimited."""
+    memory_limit: int | None = None
+    """The app server's memory limit in bytes (--memory-limit); None: unlimited."""
     alias: str = ""
     """A second name for the same stack (calibrate's A/A and A/B runs), '' otherwise."""
     app_env: tuple[tuple[str, str], ...] = ()
@@ -214,7 +226,7 @@ class TrialSpec:
         """What must match for two trials to be compared (ratios, repeats)."""
         return Cell(self.workload, self.connections, self.workers, self.threads, self.topology,
                     self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size,
-                    len(self.stack_cpus), self.rate, self.rtt_s)
+                    len(self.stack_cpus), self.rate, self.rtt_s, self.cpu_quota, self.memory_limit)
 
     @property
     def label(self) -> str:
@@ -263,6 +275,8 @@ class TrialResult:
     per-role accounting) or proc (the /proc sampler, where no cgroup could be made)."""
     steal_s: float | None = None
     """CPU time the hypervisor gave to other guests during the window, all CPUs (from /proc/stat)."""
+    server_cgroup: ServerCgroup | None = None
+    """The app server's cgroup over the window (None: no cgroup, or a server on another host)."""
 
     def usage(self, role: str) -> ResourceUsage | None:
         return next((r for r in self.resources if r.role == role), None)

@@ -144,6 +144,13 @@ def migrate(record: dict[str, Any], version: int) -> dict[str, Any]:
         if record.get("record") == "run":
             record = {**record, "schema_version": 5}
         version = 5
+    if version == 5:
+        # 6 added the server-oom status (a process of the server killed for its --memory-limit),
+        # the app server's limits (TrialSpec.cpu_quota, memory_limit), its cgroup over each window
+        # (TrialResult.server_cgroup) and workers=auto's count (StackInfo.sizing), all defaulted.
+        if record.get("record") == "run":
+            record = {**record, "schema_version": 6}
+        version = 6
     return record
 
 

@@ -53,8 +53,8 @@ class NginxService(Service[NginxInfo]):
         upstream_keepalive: int = 1024,
     ) -> None:
         super().__init__()
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+        if workers < 0:  # 0: worker_processes auto (workers=auto), nginx's own count
+            raise ValueError(f"workers must be >= 0, got {workers}")
         self.work_dir = work_dir.resolve()  # nginx reads -p/-c/-e relative to its prefix
         self.static_body = DEFAULT_STATIC_BODY if static_body is None else static_body
         self.upstream_port = upstream_port
@@ -128,7 +128,7 @@ class NginxService(Service[NginxInfo]):
 # Written by pywebbench for a private nginx; every run rewrites it.
 {user}daemon off;
 master_process on;
-worker_processes {self.workers};
+worker_processes {self.workers or "auto"};
 pid {work / "nginx.pid"};
 error_log {work / "error.log"} warn;
 
