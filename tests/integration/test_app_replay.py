@@ -63,3 +63,16 @@ def test_traffic_flags_misused_are_all_refused_at_once() -> None:
     assert any("give one of --request or --from-log" in line for line in lines), done.stderr
     assert any("--replay-speed goes with --replay" in line for line in lines), done.stderr
     assert any("--max-kinds must be at least 1" in line for line in lines), done.stderr
+
+
+def test_a_har_gives_its_bodies_and_leaves_its_credentials_out(tmp_path: Path) -> None:
+    out = tmp_path / "har"
+    done = pywebbench("app", "--app", "notes:app", "--app-dir", str(NOTES), "--requirements",
+                      str(NOTES / "requirements.txt"), "--setup", "python notes.py", "--server", "gunicorn-sync",
+                      "--from-har", str(NOTES / "sample.har"), "--duration", "1", "--warmup", "0.5",
+                      "--connections", "8", "--repeats", "1", "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]  # every kind, the POST with its JSON body, answered 200
+    traffic = load_results(out).header.options["traffic"]
+    assert "POST /search" in {kind["kind"] for kind in traffic["kinds"]}
+    assert {"authorization", "cookie"} <= {h.lower() for h in traffic["stripped_headers"]}
+    assert "credentials left out" in done.stdout
