@@ -4,7 +4,6 @@ back whole; files without it still load; a record pointing past its frames is re
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,23 +11,11 @@ import pytest
 from pywebbench.analyze.rows import summarize
 from pywebbench.errors import UserError
 from pywebbench.measure.profiled import describe
-from pywebbench.profile.stacks import Stacks, compact, expand
+from pywebbench.profile.stacks import expand
 from pywebbench.results.model import ProfileRecord
 from pywebbench.results.store import ResultsWriter, load_results, results_path
 from support.builders import header, trial
-from support.fake_loadgen import synthetic_result
-
-
-def profile(stack_id: str = "flask:gunicorn-sync", rps: float = 900.0) -> ProfileRecord:
-    measured = trial(stack_id, 1000.0)
-    frames, stacks = compact(Stacks.of({("main (gunicorn/app.py)", "handle (app_flask.py)"): 60,
-                                        ("main (gunicorn/app.py)", "send (libc.so.6)"): 40}))
-    return ProfileRecord(
-        replace(measured.spec, trial_id=measured.spec.trial_id + ".profile"), "2026-11-21T00:00:05.000001+00:00",
-        "2026-11-21T00:00:07.000002+00:00", load=synthetic_result(rps, 2.0), sampler="py-spy 0.4.3 --rate 100 --native",
-        samples=100, split=(("kernel", 40), ("server", 0), ("framework", 0), ("app", 60), ("rest", 0)),
-        measured_rps=1000.0, overhead=rps / 1000.0 - 1, frames=frames, stacks=stacks,
-        files=("profiles/x/stacks.txt", "profiles/x/speedscope.json", "profiles/x/flame.svg"))
+from support.profiles import profile
 
 
 def test_a_profile_reads_back_whole_and_no_statistic_sees_its_window(tmp_path: Path) -> None:

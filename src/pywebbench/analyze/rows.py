@@ -20,7 +20,9 @@ from pywebbench.analyze.paired import (
     launch_centre,
     min_detectable,
 )
-from pywebbench.results.model import Cell, Method, ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec
+from pywebbench.results.model import (
+    Cell, Method, ProfileRecord, ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec,
+)
 from pywebbench.analyze.stats import Aggregation, aggregate, aggregate_ci, ratio_ci
 
 CELL_KNOBS: tuple[str, ...] = Cell._fields
@@ -103,6 +105,8 @@ class Row:
     tie_group: int | None = None
     """Rows of one cell with the same number are tied: their paired ratio's interval holds 1."""
     cpu_source: str = ""
+    profile: ProfileRecord | None = None
+    """Its profiled window (--profile), of the same stack and cell; None without one."""
 
     @property
     def label(self) -> str:
@@ -223,6 +227,8 @@ def summarize(results: ResultSet, baseline: str | None = None, aggregation: Aggr
     rows = _with_ties(rows, groups, baseline, cells, paired, priors, run_equivalence(results))
     # Paired rows rank by their ratio, the figure their ties are decided on.
     rows.sort(key=lambda r: (repr(r.spec.cell), -((r.ratio if r.method.paired else r.rps) or -1.0), r.label))
+    profiles = {(p.label, p.spec.cell): p for p in results.profiles}  # beside the row, never in its figures
+    rows = [replace(r, profile=profiles.get((r.label, r.spec.cell))) for r in rows]
     return Summary(tuple(rows), baseline, tuple(sorted(missing)), priors)
 
 

@@ -55,6 +55,11 @@ class TableInfo:
     def open_loop(self) -> bool:
         return any(r.spec.rate is not None for r in self.rows)
 
+    @property
+    def profiled(self) -> bool:
+        """Any row with a profiled window (--profile): the CPU split's columns."""
+        return any(r.profile is not None for r in self.rows)
+
 
 Text = Callable[[Row, TableInfo], str]
 
@@ -189,6 +194,30 @@ def _open_loop(table: TableInfo) -> bool:
     return table.open_loop
 
 
+def _profiled(table: TableInfo) -> bool:
+    return table.profiled
+
+
+def _split_share(category: str) -> Callable[[Row], float | None]:
+    """A category's share of the row's profiled samples (profile/split.py); None unsampled."""
+    def share(row: Row) -> float | None:
+        profile = row.profile
+        if profile is None or not profile.samples:
+            return None
+        return dict(profile.split).get(category, 0) / profile.samples
+    return share
+
+
+def _profile_overhead(row: Row) -> float | None:
+    return row.profile.overhead if row.profile is not None else None
+
+
+def _split_column(category: str, header: str, hint: str) -> Column:
+    share = _split_share(category)
+    return Column(f"cpu_{category}", header, share, _fmt(share, ".0%"), _ALL, when=_profiled,
+                  hint=f"{hint}: its share of the profiled window's samples (--profile)")
+
+
 def _float(value: int | None) -> float | None:
     return None if value is None else float(value)
 
@@ -241,6 +270,15 @@ COLUMNS: tuple[Column, ...] = (
            hint="app server CPU, percent of one core"),
     Column("rss", "RSS MB", lambda r: r.rss_mb, _fmt(lambda r: r.rss_mb, ",.0f"), _ALL,
            hint="peak resident memory of the app server's processes, summed"),
+    # --profile's CPU split by the innermost frame's file (profile/split.py), and what sampling cost.
+    _split_column("kernel", "Kernel %", "kernel and system calls (a C-library leaf: send, recv, epoll)"),
+    _split_column("server", "Server %", "the server's packages (and the standard library they call)"),
+    _split_column("framework", "Framework %", "the framework's packages"),
+    _split_column("app", "App %", "the app's own code"),
+    _split_column("rest", "Rest %", "other libraries (the DB driver, Jinja2) and samples no rule claims"),
+    Column("profile_overhead", "Profile ovh", _profile_overhead, _fmt(_profile_overhead, "+.1%"), _ALL,
+           when=_profiled, hint="the profiled window's req/s against the mean of the measured windows, minus 1: "
+           "what py-spy's sampling cost (one window: noisy)"),
     Column("keepalive", "Keep-alive", lambda r: keepalive_label(r), _keepalive, {_T: Look(), _H: Look()},
            Align.CENTER),
     Column("valid", "Valid", validity_label, lambda r, t: validity_label(r),

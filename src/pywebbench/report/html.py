@@ -29,6 +29,7 @@ from pywebbench.report.columns import Align, Cell, Column, Format, TableInfo, ro
 from pywebbench.report.common import cell_title, cells, method_head, method_reading, run_workloads
 from pywebbench.report.html_charts import Chart, Figures, cell_charts, stack_colors, sweep_charts
 from pywebbench.report.deploy import app_notes, deploy_commands
+from pywebbench.report.profile_view import FlameView, flame_views
 from pywebbench.analyze.tuning import tuning_of
 from pywebbench.report.tuning import tuning_cells, tuning_footer, tuning_headers, tuning_title
 from pywebbench.results.model import ResultSet
@@ -63,6 +64,8 @@ class Section:
     """The column the table arrives sorted by (req/s, highest first)."""
     rows: tuple[TableRow, ...]
     charts: tuple[Chart, ...]
+    flames: tuple[FlameView, ...] = ()
+    """Its stacks' profiled windows (--profile), beside the table."""
 
 
 def render_html(results: ResultSet, plotly_src: str | None = None) -> str:
@@ -151,7 +154,8 @@ def _section(number: int, info: TableInfo, charts: tuple[Chart, ...]) -> Section
     headers = tuple(HeaderCell(c.header_in(Format.HTML), c.align is Align.RIGHT, c.hint) for c in columns)
     rows = tuple(_table_row(info, columns, row) for row in info.rows)
     sort_column = next(i for i, c in enumerate(columns) if c.name == "rps")
-    return Section(f"cell-{number}", cell_title(info.rows[0].spec), headers, sort_column, rows, charts)
+    return Section(f"cell-{number}", cell_title(info.rows[0].spec), headers, sort_column, rows, charts,
+                   flame_views(info.rows))
 
 
 def _table_row(info: TableInfo, columns: Sequence[Column], row: Row) -> TableRow:

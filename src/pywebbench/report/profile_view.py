@@ -1,0 +1,54 @@
+"""A table's profiled windows (--profile) as the HTML report shows them beside it: per stack, a
+line with the CPU split and the sampling's cost, the flame graph (drawn from the results file's
+own stacks, so the page needs no other file) and the functions with the most own time."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from pywebbench.analyze.rows import Row
+from pywebbench.profile.flame import flame_svg
+from pywebbench.profile.stacks import expand
+from pywebbench.profile.top import FunctionTime, top_functions
+from pywebbench.results.model import ProfileRecord
+
+TOP = 10
+
+
+@dataclass(frozen=True)
+class FlameView:
+    label: str
+    summary: str
+    svg: Markup | None
+    """The flame graph, every name in it escaped by the renderer; None where nothing was sampled."""
+    top: tuple[FunctionTime, ...] = ()
+
+
+def split_line(profile: ProfileRecord) -> str:
+    """'812 samples: kernel 40%, server 25%, ...; sampling cost -8.1% req/s', or why there are none."""
+    if profile.unreadable is not None:
+        return f"not sampled: {profile.unreadable}"
+    if profile.error is not None:
+        return f"no profile: {profile.error}"
+    total = max(1, profile.samples)
+    line = f"{profile.samples:,} samples: " + ", ".join(f"{name} {count / total:.0%}" for name, count in profile.split)
+    if profile.overhead is not None:
+        line += f"; sampling cost {profile.overhead:+.1%} req/s against the measured windows"
+    return line
+
+
+def flame_views(rows: Sequence[Row]) -> tuple[FlameView, ...]:
+    """One per row with a profiled window, in the table's order."""
+    views = []
+    for row in rows:
+        profile = row.profile
+        if profile is None:
+            continue
+        stacks = expand(profile.frames, profile.stacks)
+        title = f"{row.label} {profile.spec.workload}"
+        svg = Markup(flame_svg(stacks, title)) if stacks.total else None  # noqa: S704 - escaped by flame_svg
+        views.append(FlameView(row.label, f"{row.label}: {split_line(profile)}", svg, top_functions(stacks, TOP)))
+    return tuple(views)
