@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.analyze.rechecks import rechecked, recorded_ceilings, spread_check
-from pywebbench.plan.knobs import knob_short
 from pywebbench.analyze.moderation import NO_PRIOR, Prior
 from pywebbench.analyze.neighbours import EQUIVALENCE, rank_with_verdicts
 from pywebbench.analyze.pairing import Paired, moderated_table, observations, paired_to_baseline, rps_of
@@ -171,24 +170,6 @@ def ranked_rows(rows: Iterable[Row]) -> list[Row]:
     decided in (analyze/neighbours.py)."""
     return sorted((r for r in rows if r.method.paired and r.ratio is not None),
                   key=lambda r: (repr(r.spec.cell), -(r.ratio or 0.0)))
-
-
-def varying_knobs(rows: tuple[Row, ...] | list[Row]) -> tuple[str, ...]:
-    """The cell knobs (workload aside) that take more than one value across these rows: a sweep's axes."""
-    cells = {r.spec.cell for r in rows}
-    return tuple(name for i, name in enumerate(CELL_KNOBS)
-                 if name != "workload" and len({cell[i] for cell in cells}) > 1)
-
-
-def knob_values(row: Row, knobs: tuple[str, ...]) -> tuple[object, ...]:
-    cell = row.spec.cell
-    return tuple(getattr(cell, k) for k in knobs)
-
-
-def point_text(row: Row, knobs: tuple[str, ...]) -> str:
-    """'connections=100 db_delay=20ms' for a row's values of the varying knobs."""
-    return " ".join(knob_short(name, value) for name, value in zip(knobs, knob_values(row, knobs), strict=True)) \
-        or "defaults"
 
 
 def latest_trials(trials: tuple[TrialResult, ...]) -> tuple[TrialResult, ...]:

@@ -15,7 +15,8 @@ from rich.table import Table
 
 from pywebbench.report.common import inert, plain_console
 
-from pywebbench.analyze.rows import Row, knob_values, point_text, summarize, varying_knobs
+from pywebbench.analyze.rows import Row, summarize
+from pywebbench.analyze.sweep_points import knob_values, point_text, varying_knobs
 from pywebbench.analyze.ranking import FlipReport, Score, flip_report
 from pywebbench.results.model import ResultSet
 
