@@ -157,7 +157,7 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
     job = Job("app", replace(options, out_dir=run_dir), variants=variants, extra=extra,
               command=redact_env_values(tuple(sys.argv)), env_hook=_env_hook(args, prepared, run_dir))
     if args.tune:
-        code = _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, rate), run, exit_code, note)
+        code = _run_tuning(job, catalog, TuneRequest((), APP_WORKLOAD, slo, rate, args.target_rate), run, exit_code, note)
         if traffic.schedule is not None and (run_dir / RESULTS_FILE).exists():
             _report_replay(run_dir)
         return code
@@ -195,7 +195,7 @@ def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = la
     """--tune's and --slo's refusals that need no environment: --slo needs --tune and a
     percentile the generators measure, --tune searches workers and threads itself, and
     --rate under --tune is the first rate of an --slo search."""
-    check_slo_flag(args.slo, args.tune)
+    check_slo_flag(args.slo, args.tune, args.target_rate)
     if not args.tune:
         return None
     slo = parse_slo(args.slo) if args.slo is not None else None

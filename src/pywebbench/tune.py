@@ -26,7 +26,7 @@ import psutil
 from pywebbench.analyze.paired import Observation
 from pywebbench.analyze.ratesearch import CapacitySearch
 from pywebbench.analyze.pairing import cpu_per_request, rps_of
-from pywebbench.analyze.tuning import Tuning, decide_capacity, decide_throughput, rank, unrepeated
+from pywebbench.analyze.tuning import Tuning, decide_capacity, decide_throughput, deployment_sizing, rank, unrepeated
 from pywebbench.analyze.tuning_search import (
     MAX_THREADS, Bounds, ClassSearch, ClassSpace, Config, Figures, Stage, StageOutcome, bounds_for, ladder,
 )
@@ -67,6 +67,8 @@ class TuneRequest:
     slo: Slo | None = None
     start_rate: float | None = None
     """The first offered rate of each capacity search (None: SLO_START_RATE)."""
+    target_rate: float | None = None
+    """--target-rate: the req/s a deployment must serve, in pods of the winner's capacity."""
 
 
 def check_tune(options: RunOptions, slo: Slo | None, *, resume: bool, rates: Sequence[float]) -> None:
@@ -106,9 +108,11 @@ def check_stacks(stacks: Sequence[Stack], *, chosen: bool) -> None:
             raise UserError(f"{stack.id} is a reference server, not a Python one: nothing of it to tune")
 
 
-def check_slo_flag(slo_text: str | None, tune: bool) -> None:
+def check_slo_flag(slo_text: str | None, tune: bool, target_rate: float | None = None) -> None:
     if slo_text is not None and not tune:
         raise UserError("--slo is the objective of a tuning run: add --tune")
+    if target_rate is not None and (slo_text is None or not tune):
+        raise UserError("--target-rate sizes a deployment in pods of the capacity under an SLO: add --tune --slo")
 
 
 @dataclass
@@ -310,7 +314,8 @@ def tune(runner: Runner, catalog: Catalog, request: TuneRequest, options: RunOpt
     tuning = Tuning(
         objective=request.slo.text if request.slo is not None else "throughput", workload=request.workload,
         bounds=(bounds.text,), ranked=ranked, stages=tuple(stages.run_so_far), not_measured=tuple(stages.not_measured),
-        deploy=deploy, budget_s=options.budget_s, notes=(_objective_note(request.slo, options.generator), *unrepeated(stages.outcomes)),
+        deploy=deploy, **deployment_sizing(ranked, {label for label, _ in deploy}, options.cpu_quota, request.target_rate),
+        budget_s=options.budget_s, notes=(_objective_note(request.slo, options.generator), *unrepeated(stages.outcomes)),
     )
     runner.writer.add_tuning(asdict(tuning))  # the answer in the results file: `report` and `compare` read it
     return tuning

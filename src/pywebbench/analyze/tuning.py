@@ -30,6 +30,7 @@ from pywebbench.analyze.ratesearch import Capacity
 from pywebbench.errors import UserError
 from pywebbench.results.model import ResultSet
 from pywebbench.analyze.tuning_search import Config, Figures, Measured, Stage, StageOutcome
+from pywebbench.catalog.deploy import kubernetes_resources, pods_needed
 
 
 def decide_throughput(stage: Stage, windows: Mapping[Config, Sequence[Observation]],
@@ -219,6 +220,10 @@ class Tuning:
     """(candidate label, why): planned but never measured (the budget ran out)."""
     deploy: tuple[tuple[str, str], ...] = ()
     """(candidate label, command) for the best and its ties."""
+    resources: tuple[tuple[str, str], ...] = ()
+    """(candidate label, Kubernetes `resources:` block) beside its command, under a --cpu-quota."""
+    pods: tuple[tuple[str, str], ...] = ()
+    """(candidate label, the pods --target-rate needs at its capacity, with the bracket's)."""
     budget_s: float | None = None
     notes: tuple[str, ...] = ()
 
@@ -235,6 +240,18 @@ class Tuning:
         """(label, why) of every candidate whose measuring ended early or never began."""
         return tuple((r.config.label, r.measured.cut_short) for r in self.ranked
                      if r.measured.cut_short) + self.not_measured
+
+
+def deployment_sizing(ranked: tuple[Ranked, ...], deployed: set[str], cpu_quota: float | None,
+                      target_rate: float | None) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Tuning's `resources` and `pods` for the configurations offered to deploy: as measured
+    (the quota, the memory high-water mark with headroom) and for --target-rate at each capacity."""
+    chosen = [r for r in ranked if r.config.label in deployed]
+    resources = tuple((r.config.label, kubernetes_resources(cpu_quota, r.measured.rss_mb)) for r in chosen) \
+        if cpu_quota is not None else ()
+    pods = tuple((r.config.label, pods_needed(target_rate, r.measured.value, r.measured.interval)) for r in chosen
+                 if target_rate is not None and r.measured.value)
+    return {"resources": resources, "pods": pods}
 
 
 _converter = cattrs.Converter()

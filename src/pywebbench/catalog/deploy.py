@@ -10,6 +10,7 @@ or cgroup goes before it. A person's own app (a Framework with a `target`) is se
 
 from __future__ import annotations
 
+import math
 import shlex
 
 from pywebbench.catalog.model import LaunchSpec, Stack
@@ -38,3 +39,30 @@ def deploy_argv(stack: Stack, workers: int, threads: int, *, module: str | None 
 def deploy_command(stack: Stack, workers: int, threads: int, *, module: str | None = None,
                    host: str = DEPLOY_HOST, port: int = DEPLOY_PORT) -> str:
     return shlex.join(deploy_argv(stack, workers, threads, module=module, host=host, port=port))
+
+
+MEMORY_HEADROOM = 0.25
+"""Memory asked beyond the measured high-water mark: a window's peak is not a day's."""
+
+
+def kubernetes_resources(cpu_quota: float, peak_mb: float | None) -> str:
+    """The container's `resources:` block beside a deploy command, as it was measured: the CPU
+    quota as requests and limits (Guaranteed QoS, so it gets what it had), memory from the
+    server's high-water mark plus MEMORY_HEADROOM (none when no peak was read)."""
+    cpu = f"{round(cpu_quota * 1000)}m"
+    memory = f", memory: {math.ceil(peak_mb * (1 + MEMORY_HEADROOM))}Mi" if peak_mb else ""
+    why = (f"  # measured under a {cpu_quota:g}-CPU quota"
+           + (f"; memory: its {peak_mb:.0f} MiB high-water mark + {MEMORY_HEADROOM:.0%}" if peak_mb else ""))
+    return "\n".join(("resources:" + why, f"  requests: {{cpu: {cpu}{memory}}}", f"  limits: {{cpu: {cpu}{memory}}}"))
+
+
+def pods_needed(target_rate: float, capacity: float, bracket: tuple[float, float] | None) -> str:
+    """'3 pods for 1,000 req/s at 400 req/s each (its bracket [380, 420): 3 to 3)': ceil(R / capacity),
+    and the same at both ends of the capacity's search bracket."""
+    pods = math.ceil(target_rate / capacity)
+    text = f"{pods} pod(s) for {target_rate:,.0f} req/s at {capacity:,.0f} req/s each"
+    if bracket is None or bracket[0] <= 0:
+        return text
+    low, high = bracket
+    return (f"{text} (its bracket [{low:,.0f}, {high:,.0f}): {math.ceil(target_rate / high)} to "
+            f"{math.ceil(target_rate / low)})")

@@ -28,7 +28,7 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
     if args.shards is not None:
         refuse_ci_files(args, "a sharded run's answer is its chained shards.md")
         return cmd_sharded(args, catalog)
-    if args.tune or args.slo is not None:
+    if args.tune or args.slo is not None or args.target_rate is not None:  # their checks: check_slo_flag
         refuse_ci_files(args, "a tuning run's probes past capacity fail by design (its answer is tuning.md)")
         return cmd_tune(args, catalog)
     check_ci_files(args)
@@ -57,7 +57,7 @@ def cmd_sharded(args: argparse.Namespace, catalog: Catalog) -> int:
 
 def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
     """run --tune: the tuning engine (tune.py) in place of the method's rounds; its table, not the run's."""
-    check_slo_flag(args.slo, args.tune)
+    check_slo_flag(args.slo, args.tune, args.target_rate)
     slo = parse_slo(args.slo) if args.slo is not None else None
     rates: tuple[float, ...] = args.rate or ()
     options, preset = command_options(args, {"generator": "oha"} if slo is not None and args.generator is None else {})
@@ -69,7 +69,7 @@ def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
 
     def drive(runner: Runner, plan: Plan, budget: Budget) -> int:
         stacks = tuple({s.stack.id: s.stack for s in plan.sessions}.values())
-        request = TuneRequest(stacks, options.workloads[0], slo, rates[0] if rates else None)
+        request = TuneRequest(stacks, options.workloads[0], slo, rates[0] if rates else None, args.target_rate)
         found.append(tune(runner, catalog, request, options, budget, stack_cpus=len(plan.split.stack),
                           seed=plan.seed, on_note=lambda text: err.print(text, markup=False)))
         return len({t.spec.round for t in runner.results})

@@ -133,6 +133,16 @@ def byte_size(text: str) -> int:
     return int(_one(Knob.MEMORY_LIMIT, text))
 
 
+def positive_rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a rate in req/s") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive rate, got {text}")
+    return value
+
+
 def round_trip(text: str) -> float:
     try:
         values = parse_values(Knob.RTT, text)
@@ -261,6 +271,9 @@ OPTIONS: tuple[Option, ...] = (
       "split across oha processes at their weights' shares); a list (500,1000,2000) measures a latency-versus-offered-load "
       "curve (run, sweep); with --tune --slo, the first rate of each search", rates, metavar="REQ/S[,...]",
       commands=frozenset({Command.RUN, Command.SWEEP, Command.APP}), by_command=True),
+    O("target_rate", "--target-rate", "with --tune --slo: the req/s a deployment must serve; each configuration "
+      "offered to deploy says how many pods of its capacity serve it (and at its bracket's ends)", positive_rate,
+      metavar="REQ/S", commands=frozenset({Command.RUN, Command.APP}), by_command=True),
     O("rtt_s", "--rtt", "round trip added on every link between hosts, e.g. 2ms (--hosts or --topology netns; "
       "sweepable: --knob rtt=0,2ms)", round_trip, commands=RUN_LIKE),
     O("db", "--db", "what /posts reads: postgresql ({default}) or a SQLite file filled with the same rows",

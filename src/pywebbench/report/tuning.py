@@ -119,6 +119,8 @@ def render_tuning(tuning: Tuning, width: int = 175) -> str:
         console.print("deploy the best" + (" (or a configuration tied with it):" if len(tuning.deploy) > 1 else ":"))
         for label, command in tuning.deploy:
             console.print(f"  {label}: {command}")
+            for line in _sizing(tuning, label):
+                console.print(f"    {line}")
     else:
         console.print("deploy: no configuration held the objective")
     return inert(buffer.getvalue())
@@ -135,10 +137,20 @@ def render_tuning_markdown(tuning: Tuning) -> str:
     if tuning.deploy:
         lines.append("Deploy the best" + (" (or a configuration tied with it):" if len(tuning.deploy) > 1 else ":"))
         lines.append("")
-        lines += [f"- {escape(label)}: {code(command)}" for label, command in tuning.deploy]
+        for label, command in tuning.deploy:
+            lines.append(f"- {escape(label)}: {code(command)}")
+            sizing = _sizing(tuning, label)
+            if sizing:
+                lines += ["", "  ```yaml", *(f"  {line}" for line in sizing), "  ```", ""]
     else:
         lines.append("No configuration held the objective: nothing to deploy.")
     return "\n".join(lines) + "\n"
+
+
+def _sizing(tuning: Tuning, label: str) -> list[str]:
+    """The lines beside a deploy command: its Kubernetes resources, and the pods --target-rate needs."""
+    lines = [line for name, block in tuning.resources if name == label for line in block.splitlines()]
+    return lines + [f"# {text}" for name, text in tuning.pods if name == label]
 
 
 def write_tuning(run_dir: Path, tuning: Tuning) -> Path:
