@@ -22,7 +22,9 @@ from pywebbench.analyze.tuning import Tuning
 from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import ConcurrencyType, Interface, ServerVariant, Stack
 from pywebbench.catalog.registry import Catalog
-from pywebbench.commands.ci import check_ci_files, finish_run, refuse_ci_files, write_gate_files, write_run_files
+from pywebbench.commands.ci import (
+    check_ci_files, finish_run, gate_drawn, refuse_ci_files, write_gate_files, write_run_files,
+)
 from pywebbench.errors import UserError
 from pywebbench.execute import Job, Outcome
 from pywebbench.measure.machine import usable_cpus
@@ -40,6 +42,7 @@ from pywebbench.plan.app_traffic import AppTraffic, app_traffic, flag_problems
 from pywebbench.plan.traffic import RequestSpec
 from pywebbench.analyze.replay_fidelity import fidelities
 from pywebbench.report.gate import gate_json, gate_markdown, render_gate
+from pywebbench.report.profile_diff import profile_lines
 from pywebbench.report.mix_table import mix_table_lines
 from pywebbench.report.replay_view import replay_lines, replay_markdown
 from pywebbench.report.tuning import render_tuning, write_tuning
@@ -175,6 +178,7 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
     (outcome.run_dir / "gate.json").write_text(gate_json(gate), encoding="utf-8")
     (outcome.run_dir / "gate.md").write_text(gate_markdown(gate), encoding="utf-8")
     print(render_gate(gate), end="")
+    print(profile_lines(gate_drawn(outcome.run_dir), (r.stack for r in gate.regressions)), end="")  # --profile
     code = _gate_code(args, gate, outcome, exit_code(outcome), note)
     return write_gate_files(args, outcome.run_dir, gate, code, judged=args.fail_on_regression is not None)
 

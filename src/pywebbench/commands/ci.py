@@ -15,7 +15,9 @@ from pathlib import Path
 from pywebbench.console import err
 from pywebbench.errors import UserError
 from pywebbench.analyze.gate import Gate
+from pywebbench.analyze.profile_pairs import gate_pairs
 from pywebbench.report.junit import gate_junit, run_junit
+from pywebbench.report.profile_diff import Drawn, changes_markdown, write_diff_flames
 from pywebbench.report.summary import gate_summary, run_summary
 from pywebbench.results.store import load_results
 
@@ -96,5 +98,11 @@ def write_gate_files(args: argparse.Namespace, run_dir: Path, gate: Gate, code: 
         return code
     results = load_results(run_dir)
     return write_ci_files(args, lambda: gate_junit(gate, results, fails=judged),
-                          lambda: gate_summary(gate, results.header.command, code=code, html=html_beside(run_dir)),
+                          lambda: gate_summary(gate, results.header.command, code=code, html=html_beside(run_dir),
+                                               profiles=changes_markdown(gate_drawn(run_dir))),
                           code)
+
+
+def gate_drawn(run_dir: Path) -> tuple[Drawn, ...]:
+    """A gate run's differential flame graphs (base and head both profiled), written beside its profiles."""
+    return write_diff_flames(run_dir, gate_pairs(load_results(run_dir).profiles))

@@ -9,6 +9,7 @@ from functools import partial
 from pathlib import Path
 
 from pywebbench.analyze.compare import compare_results
+from pywebbench.analyze.profile_pairs import compare_pairs
 from pywebbench.analyze.history import Figure, history_entry, history_view
 from pywebbench.commands.ci import check_ci_files, html_beside, write_ci_files
 from pywebbench.console import err, terminal_width
@@ -17,6 +18,7 @@ from pywebbench.report.comparison import render_comparison, render_comparison_ma
 from pywebbench.report.formats import renderer, terminal_report, write_report
 from pywebbench.report.history_view import HISTORY_FORMATS
 from pywebbench.report.junit import comparison_junit
+from pywebbench.report.profile_diff import changes_markdown, profile_lines, write_diff_flames
 from pywebbench.report.summary import comparison_summary
 from pywebbench.report.terminal import WIDTH
 from pywebbench.results.history import append_entry, read_history
@@ -26,8 +28,8 @@ from pywebbench.stage.gitref import resolve_ref
 
 def cmd_compare(args: argparse.Namespace) -> int:
     check_ci_files(args)
-    after = load_results(args.after)
-    comparison = compare_results(load_results(args.before), after)
+    before, after = load_results(args.before), load_results(args.after)
+    comparison = compare_results(before, after)
     if args.json:
         print(comparison.to_json())
     elif args.markdown:
@@ -35,15 +37,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print(render_comparison(comparison), end="")
     code = 0
+    regressions = comparison.regressions(args.fail_on_regression) if args.fail_on_regression is not None else ()
+    for regression in regressions:
+        err.print(f"regression: {regression.line}", markup=False)
     if args.fail_on_regression is not None:
-        regressions = comparison.regressions(args.fail_on_regression)
-        for regression in regressions:
-            err.print(f"regression: {regression.line}", markup=False)
         code = 1 if regressions else 0
     after_dir = args.after.resolve()
-    html = html_beside(after_dir.parent if after_dir.is_file() else after_dir)
+    after_dir = after_dir.parent if after_dir.is_file() else after_dir
+    # Both runs profiled: the differential flame graphs go beside the later run's profiles.
+    drawn = write_diff_flames(after_dir, compare_pairs(before.profiles, after.profiles))
+    err.print(profile_lines(drawn, (r.change.stack for r in regressions)), end="", markup=False)
     return write_ci_files(args, lambda: comparison_junit(comparison, args.fail_on_regression, after),
-                          lambda: comparison_summary(comparison, args.fail_on_regression, tuple(sys.argv), html=html),
+                          lambda: comparison_summary(comparison, args.fail_on_regression, tuple(sys.argv),
+                                                     html=html_beside(after_dir), profiles=changes_markdown(drawn)),
                           code)
 
 

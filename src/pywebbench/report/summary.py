@@ -43,9 +43,11 @@ def _ending(command: Sequence[str], html: str | None) -> list[str]:
     return ["", *command_block(command), *html_line(html)] if command else html_line(html)
 
 
-def gate_summary(gate: Gate, command: Sequence[str], *, code: int | None = None, html: str | None = None) -> str:
+def gate_summary(gate: Gate, command: Sequence[str], *, code: int | None = None, html: str | None = None,
+                 profiles: str = "") -> str:
     """The gate's verdicts; `code` is the command's exit code (default: the gate's own), so a
-    run that failed otherwise (req/s without an interval) reads FAIL too."""
+    run that failed otherwise (req/s without an interval) reads FAIL too. `profiles`: where the CPU
+    time moved, when base and head were both profiled (report/profile_diff.py)."""
     code = (1 if gate.failed else 0) if code is None else code
     detail = f"{len(gate.regressions)} regression(s) of {len(gate.rows)} figures, head/base judged at " \
              f"±{gate.threshold:.1%}"
@@ -57,7 +59,11 @@ def gate_summary(gate: Gate, command: Sequence[str], *, code: int | None = None,
              "Each interval is the 95% interval of head/base over the paired rounds of this one run; a figure "
              "fails when its whole interval lies past the threshold on the worse side (req/s down, p99 or CPU "
              "per request up)."]
-    return "\n".join([*lines, *_ending(command, html)]) + "\n"
+    return "\n".join([*lines, *_profiles(profiles), *_ending(command, html)]) + "\n"
+
+
+def _profiles(section: str) -> list[str]:
+    return ["", section.rstrip("\n")] if section else []
 
 
 def _interval(ci: tuple[float, float] | None) -> str:
@@ -65,7 +71,7 @@ def _interval(ci: tuple[float, float] | None) -> str:
 
 
 def comparison_summary(comparison: Comparison, threshold: float | None, command: Sequence[str],
-                       *, html: str | None = None) -> str:
+                       *, html: str | None = None, profiles: str = "") -> str:
     found = comparison.regressions(threshold) if threshold is not None else ()
     detail = (f"{len(found)} regression(s) past ±{threshold:.1%}" if threshold is not None
               else "not judged: no --fail-on-regression")
@@ -75,7 +81,7 @@ def comparison_summary(comparison: Comparison, threshold: float | None, command:
               f"p99 {_interval(c.p99_ci)}, CPU/req {_interval(c.cpu_ci)}" for c in comparison.changes]
     if found:
         lines += ["", "Regressions:", "", *(f"- {escape(r.line)}" for r in found)]
-    return "\n".join([*lines, *_ending(command, html)]) + "\n"
+    return "\n".join([*lines, *_profiles(profiles), *_ending(command, html)]) + "\n"
 
 
 def run_summary(results: ResultSet, command: Sequence[str], *, code: int, html: str | None = None) -> str:
