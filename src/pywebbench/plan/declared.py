@@ -23,12 +23,12 @@ from pywebbench.plan.options import (
     AGGREGATIONS,
     ALLOCATIONS,
     DEFAULT_ROUNDS,
-    GENERATOR_NAMES,
     METHODS,
     TOPOLOGIES,
     RunOptions,
     parse_duration,
 )
+from pywebbench.plan.generators import CHOSEN_GENERATORS
 from pywebbench.plan.limits import AUTO
 from pywebbench.plan.sweep import Knob, parse_values
 from pywebbench.results.server import AUTO_WORKERS
@@ -215,7 +215,7 @@ OPTIONS: tuple[Option, ...] = (
     O("memory_limit", "--memory-limit", "the app server's memory limit on its own cgroup, swap off, e.g. 256M or "
       "1G (K/M/G in 1024s); going over it kills a process: the window fails as server-oom", byte_size,
       metavar="SIZE"),
-    O("generator", "--generator", "load generator ({default})", choices=GENERATOR_NAMES, commands=RUN_LIKE),
+    O("generator", "--generator", "load generator ({default})", choices=CHOSEN_GENERATORS, commands=RUN_LIKE),
     O("requests", "--requests", "request count (ab)", positive_int, commands=RUN_LIKE),
     O("repeats", "--repeats", f"rounds before the stopping rule may stop ({DEFAULT_ROUNDS}; 1 with --method restart), "
       "each in a fresh random order", positive_int, aliases=("--rounds",)),

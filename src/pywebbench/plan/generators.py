@@ -85,3 +85,6 @@ class Generator(StrEnum):
 
 
 GENERATOR_NAMES = tuple(g.value for g in Generator)
+CHOSEN_GENERATORS = tuple(g.value for g in Generator if not g.replays)
+"""What --generator, a config file and the environment may name: replay is chosen by
+`app --replay`, never by name."""

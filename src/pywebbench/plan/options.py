@@ -12,7 +12,7 @@ from typing import Any
 from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.errors import UserError
 from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
-from pywebbench.plan.generators import GENERATOR_NAMES, Generator
+from pywebbench.plan.generators import CHOSEN_GENERATORS, GENERATOR_NAMES, Generator
 from pywebbench.plan.hosts import check_placement
 from pywebbench.plan.limits import cpu_quota_problem, memory_limit_problem
 from pywebbench.results.model import Method
@@ -181,7 +181,7 @@ class RunOptions:
         if self.method not in METHODS:
             raise UserError(f"--method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.generator not in GENERATOR_NAMES:
-            raise UserError(f"--generator must be one of {', '.join(GENERATOR_NAMES)}, got {self.generator!r}")
+            raise UserError(f"--generator must be one of {', '.join(CHOSEN_GENERATORS)}, got {self.generator!r}")
         self._validate_numbers()
         self._validate_choices()
         self._validate_method()
