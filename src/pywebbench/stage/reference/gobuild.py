@@ -24,7 +24,7 @@ from pywebbench.errors import UserError
 from pywebbench.stage.tools import locate
 
 SOURCE_DIR = Path(__file__).resolve().parent / "go"
-COMMANDS = ("reference", "upstream", "replay")
+COMMANDS = ("reference", "upstream", "replay", "shapes")
 BUILD_TIMEOUT_S = 900.0
 PGX_MODULE = "github.com/jackc/pgx/v5"
 # Module edits allowed, read-write module cache (a cache dir can be deleted with rm -r),
@@ -41,6 +41,7 @@ class GoBinaries:
     reference: Path  # the Go reference app server: -host H -port P, configured by PWB_*
     upstream: Path  # the slow upstream API: -host H -port P -delay D -size N
     replay: Path  # a recorded log's arrivals at their own times (loadgen/replay.py), on vegeta's attacker
+    shapes: Path  # the connection-shape drivers (idle, sse, wsecho) and the server that costs nothing (loadgen/shapes.py)
     go: str  # the go command that built them
     go_version: str  # e.g. "go1.26.8"
     platform: str  # GOOS/GOARCH
@@ -156,7 +157,8 @@ def build_go_binaries(cache_dir: Path, go: str | None = None) -> GoBinaries:
 
     def result(cached: bool) -> GoBinaries:
         return GoBinaries(
-            reference=out_dir / "reference", upstream=out_dir / "upstream", replay=out_dir / "replay", go=go_cmd, go_version=go_version,
+            reference=out_dir / "reference", upstream=out_dir / "upstream", replay=out_dir / "replay",
+            shapes=out_dir / "shapes", go=go_cmd, go_version=go_version,
             platform=platform, pgx_version=pgx_version(), source_hash=key, cached=cached,
         )
 

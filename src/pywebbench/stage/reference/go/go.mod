@@ -3,6 +3,7 @@ module pywebbench.local/reference
 go 1.22
 
 require (
+	github.com/gorilla/websocket v1.5.3
 	github.com/jackc/pgx/v5 v5.5.5
 	github.com/tsenart/vegeta/v12 v12.13.0
 )
