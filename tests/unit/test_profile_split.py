@@ -18,9 +18,11 @@ from pywebbench.profile.split import (
     classify,
     expand,
     import_name,
+    on_cpu,
     packages_of,
     shares,
     split,
+    waiting,
 )
 from pywebbench.profile.stacks import Stacks, read_collapsed
 
@@ -51,23 +53,24 @@ def test_the_catalog_names_each_side_s_packages() -> None:
     assert import_name("gunicorn[gevent]==27.0.1") == "gunicorn" and import_name("meinheld==1.0.2+g3") == "meinheld"
 
 
-@pytest.mark.parametrize(("name", "stack_id", "expected"), [
+@pytest.mark.parametrize(("name", "stack_id", "waits", "expected"), [
     # the sieve in pwb_common.count_primes is the app's own code
-    ("flask-gunicorn-sync.cpu.txt", "flask:gunicorn-sync",
+    ("flask-gunicorn-sync.cpu.txt", "flask:gunicorn-sync", 0,
      {"kernel": 6, "server": 4, "framework": 3, "app": 46, "rest": 0}),
-    # Jinja2 (a library the app calls) is the rest; send/poll/shutdown leaves are system calls
-    ("flask-gunicorn-sync.template.txt", "flask:gunicorn-sync",
-     {"kernel": 30, "server": 9, "framework": 7, "app": 0, "rest": 8}),
-    # uvloop's and httptools' C sources count as the server, writev and epoll as system calls
-    ("starlette-uvicorn.hello.txt", "starlette:uvicorn",
-     {"kernel": 54, "server": 10, "framework": 4, "app": 0, "rest": 0}),
+    # Jinja2 (a library the app calls) is the rest; send/shutdown leaves are system calls, poll a wait
+    ("flask-gunicorn-sync.template.txt", "flask:gunicorn-sync", 9,
+     {"kernel": 21, "server": 9, "framework": 7, "app": 0, "rest": 8}),
+    # uvloop's and httptools' C sources count as the server, writev as a system call, epoll_pwait a wait
+    ("starlette-uvicorn.hello.txt", "starlette:uvicorn", 6,
+     {"kernel": 48, "server": 10, "framework": 4, "app": 0, "rest": 0}),
 ])
 def test_recorded_stacks_split_into_the_five_categories_and_sum_to_the_samples(
-        name: str, stack_id: str, expected: dict[str, int]) -> None:
-    stacks = _recorded(name)
-    found = split(stacks, _packages(stack_id))
+        name: str, stack_id: str, waits: int, expected: dict[str, int]) -> None:
+    busy, idle = on_cpu(_recorded(name))
+    assert idle.total == waits and busy.total + idle.total == _recorded(name).total
+    found = split(busy, _packages(stack_id))
     assert {c.value: n for c, n in found.items()} == expected
-    assert sum(found.values()) == stacks.total
+    assert sum(found.values()) == busy.total
     assert sum(shares({c.value: n for c, n in found.items()}).values()) == pytest.approx(1.0)
 
 
@@ -118,3 +121,20 @@ def test_a_person_s_app_directory_is_the_app() -> None:
     assert packages.app == ("/home/me/notes",)
     frames = (*ROOT, _frame("index", "/home/me/notes/notes.py"))
     assert classify(frames, expand(RULES, packages)) is Category.APP
+
+
+LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+
+@pytest.mark.parametrize(("leaf", "waits"), [
+    # an idle Gunicorn worker in select, and its master on a queue's lock (py-spy --native let both through)
+    ((_frame("SyncWorker.wait", f"{SITE}/gunicorn/workers/sync.py"), _frame("select", LIBC, None)), True),
+    ((_frame("Arbiter.wait_for_signals", f"{SITE}/gunicorn/arbiter.py"), _frame("0x7f4d6ded4bf5", "/x/_queue.so", None),
+      _frame("PyThread_acquire_lock_timed", "/usr/bin/python3.11", None), _frame("0x7f4d6e31de96", LIBC, None)), True),
+    ((_frame("uv__io_poll", "/project/build/libuv/src/unix/linux.c", 1528), _frame("epoll_pwait", LIBC, None)), True),
+    ((_frame("Response.write", f"{SITE}/gunicorn/http/wsgi.py"), _frame("send", LIBC, None)), False),
+    # a Python frame ends the native run at the leaf: a wait further out is not this sample's
+    ((_frame("select", LIBC, None), _frame("spin", "/apps/app.py")), False),
+])
+def test_a_sample_waiting_in_a_native_wait_is_not_on_the_cpu(leaf: tuple[str, ...], waits: bool) -> None:
+    assert waiting((*ROOT, *leaf)) is waits

@@ -29,7 +29,7 @@ from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan, Session, point_label
 from pywebbench.profile import files
 from pywebbench.profile.sampler import RATE_HZ, Recording, Sampled, SamplerError, locate, unreadable, version
-from pywebbench.profile.split import Category, packages_of, split
+from pywebbench.profile.split import Category, on_cpu, packages_of, split
 from pywebbench.profile.stacks import by_function, compact, read_collapsed
 from pywebbench.results.model import LoadResult, ProfileRecord, TrialSpec
 
@@ -131,17 +131,18 @@ def _record(runner: Runner, live: Live, spec: TrialSpec, load: LoadResult, sampl
             window: tuple[str, str], said: str) -> ProfileRecord:
     """The samples read, split and drawn; the overhead against the measured windows."""
     session = live.session
-    recorded = read_collapsed(sampled.path.read_text(errors="replace"))
+    busy, idle = on_cpu(read_collapsed(sampled.path.read_text(errors="replace")))  # waits are no CPU
     packages = packages_of(session.stack, app_dirs(session))
-    counts = split(recorded, packages)
-    functions = by_function(recorded, packages.app)
+    counts = split(busy, packages)
+    functions = by_function(busy, packages.app)
     title = f"{session.label} {spec.workload}{' ' + point_label(session.point) if session.point else ''}"
-    speedscope, flame = files.write_views(sampled.path.parent, recorded, functions, title)
+    speedscope, flame = files.write_views(sampled.path.parent, busy, functions, title)
     frames, stacks = compact(functions)
     measured = measured_rps(runner, spec)
     how = f"{said} --rate {RATE_HZ}" + (" --native" if sampled.native else " --nonblocking (no native frames here)")
     return ProfileRecord(
-        spec, window[0], window[1], load=load, sampler=how, samples=recorded.total, sampler_errors=sampled.errors,
+        spec, window[0], window[1], load=load, sampler=how, samples=busy.total, idle_samples=idle.total,
+        sampler_errors=sampled.errors,
         split=tuple((c.value, counts[c]) for c in Category), measured_rps=measured,
         overhead=load.rps / measured - 1 if measured and load.rps > 0 else None, frames=frames, stacks=stacks,
         files=tuple(str(p.relative_to(runner.run_dir)) for p in (sampled.path, speedscope, flame)))
@@ -170,7 +171,7 @@ def describe(record: ProfileRecord) -> str:
         return f"{head}: failed: {record.error}"
     total = max(1, record.samples)
     parts = ", ".join(f"{name} {count / total:.0%}" for name, count in record.split)
-    line = f"{head}: {record.samples:,} samples ({parts})"
+    line = f"{head}: {record.samples:,} samples on the CPU ({parts})"
     if record.load is not None and record.overhead is not None and record.measured_rps is not None:
         line += (f"; {record.load.rps:,.0f} req/s sampled against {record.measured_rps:,.0f} measured "
                  f"({record.overhead:+.1%})")

@@ -25,8 +25,9 @@ def profile_folder(run_dir: Path, label: str, workload: str, point: str = "") ->
 
 
 def write_views(folder: Path, recorded: Stacks, functions: Stacks, title: str) -> tuple[Path, Path]:
-    """speedscope.json (every frame as recorded, lines and full paths) and flame.svg (a frame per
-    function, short paths: readable at its width) beside the collapsed stacks py-spy wrote."""
+    """speedscope.json (the samples on the CPU, every frame as recorded: lines and full paths) and
+    flame.svg (a frame per function, short paths: readable at its width) beside the collapsed
+    stacks py-spy wrote (every sample, the waits too)."""
     speedscope = folder / SPEEDSCOPE
     speedscope.write_text(json.dumps(to_speedscope(recorded, title)), encoding="utf-8")
     flame = folder / FLAME

@@ -34,7 +34,8 @@ def split_line(profile: ProfileRecord) -> str:
     if profile.error is not None:
         return f"no profile: {profile.error}"
     total = max(1, profile.samples)
-    line = f"{profile.samples:,} samples: " + ", ".join(f"{name} {count / total:.0%}" for name, count in profile.split)
+    waits = f" ({profile.idle_samples:,} more waiting, not counted)" if profile.idle_samples else ""
+    line = f"{profile.samples:,} samples{waits}: " + ", ".join(f"{name} {count / total:.0%}" for name, count in profile.split)
     if profile.overhead is not None:
         line += f"; sampling cost {profile.overhead:+.1%} req/s against the measured windows"
     return line

@@ -355,6 +355,9 @@ class ProfileRecord:
     sampler: str = ""
     """py-spy's version and how it sampled (rate, native frames)."""
     samples: int = 0
+    """Samples on the CPU: what the split, the flame graph and the stacks hold."""
+    idle_samples: int = 0
+    """Samples of a worker waiting (select, epoll_wait, a lock: profile/split.WAITS), not counted."""
     sampler_errors: int = 0
     split: tuple[tuple[str, int], ...] = ()
     """Samples per category of profile/split.py (kernel, server, framework, app, rest), summing to `samples`."""
