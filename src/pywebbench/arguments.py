@@ -9,6 +9,7 @@ from typing import Any, NoReturn
 
 from pywebbench import __version__
 from pywebbench.analyze.calibrate import DEFAULT_SLOWDOWN
+from pywebbench.commands.python import add_python_parser
 from pywebbench.measure.answers import parse_path
 from pywebbench.plan.declared import Command, add_options, fraction
 from pywebbench.report.formats import FORMATS
@@ -217,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_app_parser(sub)
     _add_history_parser(sub)
+    add_python_parser(sub)
     p_doctor = sub.add_parser("doctor", help="what is installed, what is missing, and how to fix it")
     p_doctor.add_argument("--hosts", type=Path, metavar="HOSTS_TOML",
                           help="check every inventory host over SSH instead of this machine")

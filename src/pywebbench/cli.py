@@ -8,6 +8,7 @@ import sys
 from pywebbench.arguments import build_parser
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.commands.calibrate import cmd_calibrate
+from pywebbench.commands.python import cmd_python
 from pywebbench.commands.results import cmd_compare, cmd_history, cmd_report
 from pywebbench.commands.run import cmd_run, cmd_sweep
 from pywebbench.commands.setup import cmd_doctor, cmd_list, cmd_list_presets
@@ -28,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_compare(args)
         if args.command == "history":
             return cmd_history(args)
+        if args.command == "python":
+            return cmd_python(args)
         if args.command == "list" and args.presets:
             return cmd_list_presets()
         catalog = build_catalog()

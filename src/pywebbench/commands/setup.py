@@ -10,12 +10,14 @@ from pathlib import Path
 
 from pywebbench.catalog.registry import Catalog
 from pywebbench.commands.common import stack_glob
+from pywebbench.commands.python import render_interpreters
 from pywebbench.plan.hosts import load_inventory
 from pywebbench.plan.presets import PRESETS
 from pywebbench.report.tables import render_doctor, render_host_doctor, render_presets, render_stacks
 from pywebbench.stage.doctor import check
 from pywebbench.stage.envs import EnvironmentBuilder
 from pywebbench.stage.hostcheck import check_inventory, require_ready
+from pywebbench.stage.interpreters import installed
 from pywebbench.stage.listing import listing
 
 
@@ -41,6 +43,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         return cmd_doctor_hosts(args.hosts, args.allow_remote)
     requirements = check()
     print(render_doctor(requirements), end="")
+    print(render_interpreters(installed()), end="")
     return 1 if any(r.required and not r.present for r in requirements) else 0
 
 
