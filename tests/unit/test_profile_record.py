@@ -56,5 +56,6 @@ def test_a_stack_pointing_past_its_frames_is_a_bad_record(tmp_path: Path) -> Non
 def test_the_terminal_line_gives_the_split_and_the_overhead() -> None:
     assert describe(profile()) == ("profile flask:gunicorn-sync hello: 100 samples on the CPU (kernel 40%, server 0%, "
                                    "framework 0%, app 60%, rest 0%); 900 req/s sampled against 1,000 measured (-10.0%)")
+    assert describe(profile(), "connections=10").startswith("profile flask:gunicorn-sync hello at connections=10: ")
     go = ProfileRecord(profile("go:net-http").spec, "t0", "t1", unreadable="its server is not Python (go-reference)")
     assert describe(go) == "profile go:net-http hello: not sampled: its server is not Python (go-reference)"

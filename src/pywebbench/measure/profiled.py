@@ -75,7 +75,7 @@ def profile_sessions(runner: Runner, sessions: Sequence[Session], on_note: Calla
     for session in sessions:
         for record in _profile_session(runner, session, py_spy, said):
             runner.writer.add_profile(record)
-            on_note(describe(record))
+            on_note(describe(record, point_label(session.point)))
     runner.ledger.add("profiling", time.monotonic() - started)
 
 
@@ -162,9 +162,9 @@ def measured_rps(runner: Runner, spec: TrialSpec) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def describe(record: ProfileRecord) -> str:
+def describe(record: ProfileRecord, point: str = "") -> str:
     """One line for the terminal: the split and the overhead, or why there is no profile."""
-    head = f"profile {record.label} {record.spec.workload}"
+    head = f"profile {record.label} {record.spec.workload}" + (f" at {point}" if point else "")
     if record.unreadable is not None:
         return f"{head}: not sampled: {record.unreadable}"
     if record.error is not None:
