@@ -3,9 +3,14 @@ and the HTML report's flame graph per stack beside its table."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 
+from pywebbench.report.csv_format import render_csv
 from pywebbench.report.html import render_html
+from pywebbench.report.json_format import render_json
 from pywebbench.report.markdown import render_markdown
 from pywebbench.report.terminal import render_terminal
 from pywebbench.results.model import ProfileRecord, ResultSet
@@ -53,3 +58,16 @@ def test_the_html_report_folds_a_flame_graph_per_stack_beside_its_table() -> Non
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg"') == 1  # the Go stack has no samples to draw
     assert "handle (app_flask.py): 60 samples, 60.0%" in page  # a frame's tooltip
     assert "<td>handle (app_flask.py)</td>" in page  # the top functions by own time
+
+
+def test_csv_and_json_carry_the_split_only_where_there_are_profiles() -> None:
+    rows = {r["stack"]: r for r in csv.DictReader(io.StringIO(render_csv(_results(profile()))))}
+    flask = rows["flask:gunicorn-sync"]
+    assert (flask["cpu_kernel"], flask["cpu_app"], flask["profile_samples"], flask["profile_overhead"]) == \
+        ("0.4", "0.6", "100", "-0.1")
+    assert rows["go:net-http"]["cpu_kernel"] == ""
+    assert "cpu_kernel" not in render_csv(_results()).splitlines()[0]
+    document = json.loads(render_json(_results(profile())))
+    assert document["profiles"][0]["split"] == [["kernel", 40], ["server", 0], ["framework", 0], ["app", 60],
+                                                ["rest", 0]]
+    assert "profiles" not in json.loads(render_json(_results()))

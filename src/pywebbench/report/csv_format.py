@@ -7,15 +7,18 @@ import io
 
 from pywebbench.analyze.rows import summarize
 from pywebbench.report.common import inert
-from pywebbench.report.record import CSV_COLUMNS, flat
+from pywebbench.report.record import CSV_COLUMNS, PROFILE_COLUMNS, flat, profile_flat
 from pywebbench.results.model import ResultSet
 
 
 def render_csv(results: ResultSet) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    rows = summarize(results).rows
+    profiled = any(r.profile is not None for r in rows)  # --profile's columns only where there are profiles
+    columns = CSV_COLUMNS + (PROFILE_COLUMNS if profiled else ())
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    for row in summarize(results).rows:
-        record = flat(row)
-        writer.writerow({k: "" if record[k] is None else record[k] for k in CSV_COLUMNS})
+    for row in rows:
+        record = {**flat(row), **(profile_flat(row) if profiled else {})}
+        writer.writerow({k: "" if record[k] is None else record[k] for k in columns})
     return inert(out.getvalue())  # often printed to a terminal: no control character from the data

@@ -35,6 +35,20 @@ CSV_COLUMNS: tuple[str, ...] = _COLUMNS + tuple(c for c in KNOB_COLUMNS if c not
 """The columns in their order; a knob's column that is not among them yet comes last."""
 
 
+PROFILE_COLUMNS: tuple[str, ...] = ("cpu_kernel", "cpu_server", "cpu_framework", "cpu_app", "cpu_rest",
+                                    "profile_samples", "profile_overhead", "profile_note")
+"""--profile's split (shares of the samples on the CPU), after CSV_COLUMNS in a run that has profiles."""
+
+
+def profile_flat(row: Row) -> dict[str, Any]:
+    p = row.profile
+    shares = {name: count / p.samples for name, count in p.split} if p is not None and p.samples else {}
+    note = (p.unreadable or p.error or "") if p is not None else ""
+    return {**{f"cpu_{name}": _round(shares.get(name), 4) for name in ("kernel", "server", "framework", "app", "rest")},
+            "profile_samples": p.samples if p is not None else None,
+            "profile_overhead": _round(p.overhead, 4) if p is not None else None, "profile_note": note or None}
+
+
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
 
