@@ -20,4 +20,5 @@ def profile(stack_id: str = "flask:gunicorn-sync", rps: float = 900.0) -> Profil
         "2026-11-21T00:00:07.000002+00:00", load=synthetic_result(rps, 2.0), sampler="py-spy 0.4.3 --rate 100 --native",
         samples=100, split=(("kernel", 40), ("server", 0), ("framework", 0), ("app", 60), ("rest", 0)),
         measured_rps=1000.0, overhead=rps / 1000.0 - 1, frames=frames, stacks=stacks,
+        frame_categories=tuple({"main": "server", "handle": "app", "send": "kernel"}[f.split()[0]] for f in frames),
         files=("profiles/x/stacks.txt", "profiles/x/speedscope.json", "profiles/x/flame.svg"))

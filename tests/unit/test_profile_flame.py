@@ -66,3 +66,24 @@ def test_frames_too_narrow_to_see_are_left_out_but_counted_in_their_parent() -> 
 def test_no_samples_still_makes_a_document() -> None:
     root = ET.fromstring(flame_svg(Stacks.of({}), "empty"))
     assert "no samples" in [t.text for t in root.iter(f"{SVG}text")]
+
+
+def test_frames_coloured_by_category_and_a_frame_no_rule_claims_takes_its_caller_s() -> None:
+    from pywebbench.profile.flame import CATEGORY_COLOURS, by_category
+
+    stacks = Stacks.of({("main (gunicorn/app.py)", "handle (app.py)", "dumps (json/encoder.py)"): 5})
+    colour = by_category({"main (gunicorn/app.py)": "server", "handle (app.py)": "app", "dumps (json/encoder.py)": ""})
+    fills = {(g.findtext(f"{SVG}title") or "").split(":")[0]: g.find(f"{SVG}rect").get("fill")  # type: ignore[union-attr]
+             for g in ET.fromstring(flame_svg(stacks, "t", colour)).iter(f"{SVG}g")}
+
+    def near(fill: str | None, category: str) -> bool:
+        rgb = [int(v) for v in (fill or "")[4:-1].split(",")]
+        return all(abs(a - b) <= 15 for a, b in zip(rgb, CATEGORY_COLOURS[category], strict=True))
+
+    assert near(fills["main (gunicorn/app.py)"], "server") and near(fills["handle (app.py)"], "app")
+    assert near(fills["dumps (json/encoder.py)"], "app")  # the standard library in its caller's colour
+    rooted = Stacks.of({("start (libc.so.6)", "main (gunicorn/app.py)", "send (libc.so.6)"): 5})
+    colour = by_category({"start (libc.so.6)": "kernel", "main (gunicorn/app.py)": "server", "send (libc.so.6)": "kernel"})
+    fills = {(g.findtext(f"{SVG}title") or "").split(":")[0]: g.find(f"{SVG}rect").get("fill")  # type: ignore[union-attr]
+             for g in ET.fromstring(flame_svg(rooted, "t", colour)).iter(f"{SVG}g")}
+    assert near(fills["send (libc.so.6)"], "kernel") and near(fills["start (libc.so.6)"], "rest")

@@ -58,6 +58,7 @@ def test_the_html_report_folds_a_flame_graph_per_stack_beside_its_table() -> Non
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg"') == 1  # the Go stack has no samples to draw
     assert "handle (app_flask.py): 60 samples, 60.0%" in page  # a frame's tooltip
     assert "<td>handle (app_flask.py)</td>" in page  # the top functions by own time
+    assert page.count('<p class="legend">') == 1 and "rgb(90,175,95)" in page  # the app's colour, in the legend
 
 
 def test_csv_and_json_carry_the_split_only_where_there_are_profiles() -> None:

@@ -138,3 +138,14 @@ LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 ])
 def test_a_sample_waiting_in_a_native_wait_is_not_on_the_cpu(leaf: tuple[str, ...], waits: bool) -> None:
     assert waiting((*ROOT, *leaf)) is waits
+
+
+def test_each_function_has_its_own_category_for_the_flame_graph_s_colours() -> None:
+    from pywebbench.profile.split import function_categories
+
+    busy, _idle = on_cpu(_recorded("flask-gunicorn-sync.cpu.txt"))
+    found = function_categories(busy, _packages("flask:gunicorn-sync"))
+    assert found["count_primes (pwb_common.py)"] == "app"
+    assert found["SyncWorker.handle_request (gunicorn/workers/sync.py)"] == "server"
+    assert found["send (libc.so.6)"] == "kernel"
+    assert found["_run_code (<frozen runpy>)"] == ""  # claimed by no rule: drawn in its caller's colour

@@ -29,7 +29,8 @@ from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan, Session, point_label
 from pywebbench.profile import files
 from pywebbench.profile.sampler import RATE_HZ, Recording, Sampled, SamplerError, locate, unreadable, version
-from pywebbench.profile.split import Category, on_cpu, packages_of, split
+from pywebbench.profile.flame import by_category
+from pywebbench.profile.split import Category, function_categories, on_cpu, packages_of, split
 from pywebbench.profile.stacks import by_function, compact, read_collapsed
 from pywebbench.results.model import LoadResult, ProfileRecord, TrialSpec
 
@@ -136,8 +137,9 @@ def _record(runner: Runner, live: Live, spec: TrialSpec, load: LoadResult, sampl
     counts = split(busy, packages)
     functions = by_function(busy, packages.app)
     title = f"{session.label} {spec.workload}{' ' + point_label(session.point) if session.point else ''}"
-    speedscope, flame = files.write_views(sampled.path.parent, busy, functions, title)
     frames, stacks = compact(functions)
+    categories = function_categories(busy, packages)
+    speedscope, flame = files.write_views(sampled.path.parent, busy, functions, title, by_category(categories))
     measured = measured_rps(runner, spec)
     how = f"{said} --rate {RATE_HZ}" + (" --native" if sampled.native else " --nonblocking (no native frames here)")
     return ProfileRecord(
@@ -145,6 +147,7 @@ def _record(runner: Runner, live: Live, spec: TrialSpec, load: LoadResult, sampl
         sampler_errors=sampled.errors,
         split=tuple((c.value, counts[c]) for c in Category), measured_rps=measured,
         overhead=load.rps / measured - 1 if measured and load.rps > 0 else None, frames=frames, stacks=stacks,
+        frame_categories=tuple(categories.get(f, "") for f in frames),
         files=tuple(str(p.relative_to(runner.run_dir)) for p in (sampled.path, speedscope, flame)))
 
 

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from pywebbench.profile.flame import flame_svg
+from pywebbench.profile.flame import Colour, flame_svg, warm
 from pywebbench.profile.stacks import Stacks, to_speedscope
 
 FOLDER = "profiles"
@@ -24,12 +24,13 @@ def profile_folder(run_dir: Path, label: str, workload: str, point: str = "") ->
     return run_dir / FOLDER / slug(label, workload, point)
 
 
-def write_views(folder: Path, recorded: Stacks, functions: Stacks, title: str) -> tuple[Path, Path]:
+def write_views(folder: Path, recorded: Stacks, functions: Stacks, title: str,
+                colour: Colour = warm) -> tuple[Path, Path]:
     """speedscope.json (the samples on the CPU, every frame as recorded: lines and full paths) and
     flame.svg (a frame per function, short paths: readable at its width) beside the collapsed
     stacks py-spy wrote (every sample, the waits too)."""
     speedscope = folder / SPEEDSCOPE
     speedscope.write_text(json.dumps(to_speedscope(recorded, title)), encoding="utf-8")
     flame = folder / FLAME
-    flame.write_text(flame_svg(functions, title), encoding="utf-8")
+    flame.write_text(flame_svg(functions, title, colour), encoding="utf-8")
     return speedscope, flame

@@ -9,7 +9,7 @@ escaped, so a hostile frame name cannot break the document or the page that embe
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape, quoteattr
 
@@ -86,6 +86,32 @@ def warm(node: Node) -> str:
     """flamegraph.pl's warm palette, steady per name (the same function, the same colour)."""
     digest = hashlib.blake2b(node.name.encode(), digest_size=3).digest()
     return f"rgb({205 + digest[0] % 50},{digest[1] % 230},{digest[2] % 55})"
+
+
+CATEGORY_COLOURS: dict[str, tuple[int, int, int]] = {
+    "kernel": (214, 96, 77), "server": (244, 165, 60), "framework": (90, 140, 210), "app": (90, 175, 95),
+    "rest": (170, 170, 170),
+}
+"""A frame's colour by its category (profile/split.py); a frame no rule claims takes its caller's."""
+
+
+def by_category(categories: Mapping[str, str]) -> Colour:
+    """Colour each frame by its own category (`categories`: frame name -> category), or its
+    nearest caller's; a little lighter or darker per name, so neighbours stay apart. As in the
+    split, the C library is the kernel's only where nothing is called from it (libc's
+    __libc_start_main at every root is not)."""
+    def colour(node: Node) -> str:
+        own = categories.get(node.name, "")
+        found = own if own and (own != "kernel" or not node.children) else next(
+            (categories[f] for f in reversed(node.path[:-1]) if categories.get(f, "") not in ("", "kernel")), "rest")
+        red, green, blue = CATEGORY_COLOURS.get(found, CATEGORY_COLOURS["rest"])
+        shade = hashlib.blake2b(node.name.encode(), digest_size=1).digest()[0] % 31 - 15
+        return f"rgb({_clip(red + shade)},{_clip(green + shade)},{_clip(blue + shade)})"
+    return colour
+
+
+def _clip(value: int) -> int:
+    return max(0, min(255, value))
 
 
 def plain_tooltip(node: Node, total: int) -> str:

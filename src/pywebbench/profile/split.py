@@ -29,7 +29,7 @@ from fnmatch import fnmatchcase
 
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.servers import APPS_DIR
-from pywebbench.profile.stacks import Stacks, parse_frame
+from pywebbench.profile.stacks import Stacks, function_name, parse_frame
 
 
 class Category(StrEnum):
@@ -192,6 +192,24 @@ def classify(stack: tuple[str, ...], rules: tuple[Rule, ...]) -> Category:
             if (depth == 0 or not rule.leaf_only) and fnmatchcase(path, rule.pattern):
                 return rule.category
     return Category.REST
+
+
+def frame_category(text: str, rules: tuple[Rule, ...]) -> Category | None:
+    """One frame's own category by its file (a flame graph's colour); None where no rule claims it."""
+    path = parse_frame(text).path
+    return next((rule.category for rule in rules if fnmatchcase(path, rule.pattern)), None)
+
+
+def function_categories(stacks: Stacks, packages: Packages, rules: Iterable[Rule] = RULES) -> dict[str, str]:
+    """Each function (stacks.function_name, as by_function names it) and its own category ('' none)."""
+    table = expand(rules, packages)
+    found: dict[str, str] = {}
+    for frame in {f for stack, _count in stacks.counts for f in stack}:
+        name = function_name(frame, packages.app)
+        if not found.get(name):
+            category = frame_category(frame, table)
+            found[name] = category.value if category is not None else ""
+    return found
 
 
 def split(stacks: Stacks, packages: Packages, rules: Iterable[Rule] = RULES) -> dict[Category, int]:

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from pywebbench.analyze.rows import Row
-from pywebbench.profile.flame import flame_svg
+from pywebbench.profile.flame import CATEGORY_COLOURS, by_category, flame_svg, warm
 from pywebbench.profile.stacks import expand
 from pywebbench.profile.top import FunctionTime, top_functions
 from pywebbench.results.model import ProfileRecord
 
 TOP = 10
+LEGEND = tuple((name, "rgb({},{},{})".format(*rgb)) for name, rgb in CATEGORY_COLOURS.items())
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class FlameView:
     svg: Markup | None
     """The flame graph, every name in it escaped by the renderer; None where nothing was sampled."""
     top: tuple[FunctionTime, ...] = ()
+    legend: tuple[tuple[str, str], ...] = ()
+    """(category, CSS colour) of the flame graph's colours, where it is coloured by category."""
 
 
 def split_line(profile: ProfileRecord) -> str:
@@ -50,6 +53,9 @@ def flame_views(rows: Sequence[Row]) -> tuple[FlameView, ...]:
             continue
         stacks = expand(profile.frames, profile.stacks)
         title = f"{row.label} {profile.spec.workload}"
-        svg = Markup(flame_svg(stacks, title)) if stacks.total else None  # noqa: S704 - escaped by flame_svg
-        views.append(FlameView(row.label, f"{row.label}: {split_line(profile)}", svg, top_functions(stacks, TOP)))
+        colour = by_category(dict(zip(profile.frames, profile.frame_categories, strict=False))) \
+            if profile.frame_categories else warm
+        svg = Markup(flame_svg(stacks, title, colour)) if stacks.total else None  # escaped by flame_svg
+        views.append(FlameView(row.label, f"{row.label}: {split_line(profile)}", svg, top_functions(stacks, TOP),
+                               LEGEND if profile.frame_categories else ()))
     return tuple(views)

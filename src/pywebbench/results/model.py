@@ -368,6 +368,8 @@ class ProfileRecord:
     """The profiled window's req/s over measured_rps, minus 1 (-0.08: 8% slower while sampled)."""
     frames: tuple[str, ...] = ()
     """Each function as `name (short path)`, the frames `stacks` index into."""
+    frame_categories: tuple[str, ...] = ()
+    """Each frame's own category by its file ('' where no rule claims it): the flame graph's colours."""
     stacks: tuple[tuple[tuple[int, ...], int], ...] = ()
     """The samples by function, root first (frame indices, samples): the flame graphs and the
     differential of two versions are drawn from these, so a report needs only the results file."""
