@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pywebbench.profile.flame import MIN_WIDTH, PAD, WIDTH, call_tree, flame_svg
+from pywebbench.profile.flame import CATEGORY_COLOURS, MIN_WIDTH, PAD, WIDTH, by_category, call_tree, flame_svg
 from pywebbench.profile.stacks import Stacks
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -69,8 +69,6 @@ def test_no_samples_still_makes_a_document() -> None:
 
 
 def test_frames_coloured_by_category_and_a_frame_no_rule_claims_takes_its_caller_s() -> None:
-    from pywebbench.profile.flame import CATEGORY_COLOURS, by_category
-
     stacks = Stacks.of({("main (gunicorn/app.py)", "handle (app.py)", "dumps (json/encoder.py)"): 5})
     colour = by_category({"main (gunicorn/app.py)": "server", "handle (app.py)": "app", "dumps (json/encoder.py)": ""})
     fills = {(g.findtext(f"{SVG}title") or "").split(":")[0]: g.find(f"{SVG}rect").get("fill")  # type: ignore[union-attr]

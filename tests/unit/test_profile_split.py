@@ -17,6 +17,7 @@ from pywebbench.profile.split import (
     Rule,
     classify,
     expand,
+    function_categories,
     import_name,
     on_cpu,
     packages_of,
@@ -141,8 +142,6 @@ def test_a_sample_waiting_in_a_native_wait_is_not_on_the_cpu(leaf: tuple[str, ..
 
 
 def test_each_function_has_its_own_category_for_the_flame_graph_s_colours() -> None:
-    from pywebbench.profile.split import function_categories
-
     busy, _idle = on_cpu(_recorded("flask-gunicorn-sync.cpu.txt"))
     found = function_categories(busy, _packages("flask:gunicorn-sync"))
     assert found["count_primes (pwb_common.py)"] == "app"
