@@ -47,7 +47,8 @@ def test_what_each_method_supports() -> None:
 def test_the_generator_a_window_goes_to_agrees_with_what_each_supports() -> None:
     paths = (HttpRequest("GET", "/a"), HttpRequest("GET", "/b"))
     methods = (HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}"))
-    for configured in (g for g in Generator if not g.replays):  # replay: only a recording's windows (test_replay)
+    for configured in (g for g in Generator if not g.replays and not g.shapes_only):
+        # replay: only a recording's windows (test_replay); shapes: only a shape's (test_shapes)
         for rate in (None, 100.0):
             for requests in ((HttpRequest("GET", "/a"),), paths, methods):
                 chosen = Generator(window_generator(configured, LoadRequest(
@@ -71,7 +72,7 @@ def test_every_mix_at_a_rate_goes_to_oha_unless_vegeta_was_asked_for() -> None:
     assert not Generator.AB.can_send((HttpRequest("GET", "/a"), HttpRequest("GET", "/b")))
 
 
-@pytest.mark.parametrize("generator", [g for g in Generator if not g.replays])
+@pytest.mark.parametrize("generator", [g for g in Generator if not g.replays and not g.shapes_only])
 def test_a_list_of_rates_asks_the_generator_whether_it_keeps_a_rate(generator: Generator,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):

@@ -13,6 +13,7 @@ import pytest
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.measure.accounting import ProcAccountant
 from pywebbench.measure.ceiling import GeneratorCeiling
+from pywebbench.measure.shape_ceiling import ShapeCeiling
 from pywebbench.measure.launchers import NginxLauncher, PythonLauncher, RunningServer
 from pywebbench.measure.roles import LoadSettings, LocalPlacement
 from pywebbench.plan.options import RunOptions
@@ -94,5 +95,6 @@ def test_the_local_load_tools_are_the_run_s_generator_its_settle_and_its_ceiling
     generator = FakeLoadGenerator()
     tools = _local(tmp_path, "direct", ProcAccountant(), Watchdog(lambda text: None)).load_tools(
         generator, LoadSettings("wrk", True, 5.0, tmp_path / "ceiling", lambda record: None, lambda s: None))
-    assert tools.generator is generator and isinstance(tools.ceiling, GeneratorCeiling)
+    assert tools.generator is generator and isinstance(tools.ceiling, ShapeCeiling)
+    assert isinstance(tools.ceiling.base, GeneratorCeiling)  # nginx static's, for every workload but a shape
     assert getattr(tools.settle, "keywords", {}) == {"generator": "wrk"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pywebbench.analyze.stats import half_width
 from pywebbench.measure.checks import DEFAULT, RECOMPUTED, Check, Thresholds, check_name, trial_checks
+from pywebbench.measure.shape_ceiling import RECORD, shape_of
 from pywebbench.results.model import TrialResult, ResultSet
 
 
@@ -20,11 +21,16 @@ def recorded_ceilings(results: ResultSet) -> dict[tuple[object, ...], float]:
     found: dict[tuple[object, ...], float] = {}
     for service in results.services:
         c = service.config
-        if service.name == "generator-ceiling" and c.get("rps") and not c.get("errors"):
+        if service.name in ("generator-ceiling", RECORD) and c.get("rps") and not c.get("errors"):
             # `requests` (ab's fixed count) is part of the key since it shapes the ceiling; older
             # records lack it and stand for every count.
-            key = (c.get("connections"), tuple(c.get("loadgen_cpus", ())), tuple(c.get("stack_cpus", ())),
-                   c.get("requests"))
+            key: tuple[object, ...] = (c.get("connections"), tuple(c.get("loadgen_cpus", ())),
+                                       tuple(c.get("stack_cpus", ())), c.get("requests"))
+            if service.name == RECORD:  # a shape's own ceiling: its workload's alone (a paced one has none)
+                shape = shape_of(str(c.get("workload")))
+                if shape is None or shape.paced:
+                    continue
+                key = (c["workload"], *key[:3])
             found[key] = float(c["rps"])
     return found
 
@@ -40,6 +46,8 @@ def rechecked(trial: TrialResult, ceilings: dict[tuple[object, ...], float]) -> 
     spec = trial.spec
     ceiling = ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests),
                            ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, None)))
+    if shape_of(spec.workload) is not None:  # never nginx static's: its own, or none
+        ceiling = ceilings.get((spec.workload, spec.connections, spec.loadgen_cpus, spec.stack_cpus))
     now = trial_checks(trial, ceiling)
     firing = {check_name(c) for c in now}
     # A stored check that still fires keeps its recorded wording; one that no longer fires goes.

@@ -16,6 +16,7 @@ from typing import Any
 from aioflask import Flask, Response
 
 import pwb_common as pwb
+import pwb_shapes_asgi
 
 Message = MutableMapping[str, Any]
 
@@ -37,7 +38,7 @@ for path, (body, ctype) in ENDPOINTS.items():
     app.add_url_rule(path, endpoint=path, view_func=endpoint(body, ctype), methods=["GET"])
 
 
-async def asgi(
+async def flask_asgi(
     scope: MutableMapping[str, Any],
     receive: Callable[[], Awaitable[Message]],
     send: Callable[[Message], Awaitable[None]],
@@ -52,3 +53,6 @@ async def asgi(
                 await send({"type": "lifespan.shutdown.complete"})
                 return
     await app(scope, receive, send)
+
+
+asgi = pwb_shapes_asgi.wrap(flask_asgi)

@@ -18,6 +18,7 @@ from aiohttp import web
 
 import pwb_common as pwb
 import pwb_serve
+import pwb_shapes_aiohttp
 
 
 Body = Callable[[], Awaitable[bytes]]
@@ -43,6 +44,7 @@ async def close_backends(application: web.Application) -> None:
 def make_app() -> web.Application:
     application = web.Application()
     application.add_routes(ROUTES)
+    application.add_routes(pwb_shapes_aiohttp.ROUTES)
     application.on_cleanup.append(close_backends)
     return application
 

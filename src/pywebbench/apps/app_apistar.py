@@ -9,6 +9,7 @@ from __future__ import annotations
 from apistar import App, Route, http
 
 import pwb_common as pwb
+import pwb_shapes_wsgi
 
 TEXT = {"Content-Type": pwb.TEXT_PLAIN}
 JSON = {"Content-Type": pwb.APPLICATION_JSON}
@@ -53,4 +54,4 @@ routes = [
     Route("/cpu", method="GET", handler=cpu),
 ]
 
-wsgi = App(routes=routes, schema_url=None, docs_url=None, static_url=None)
+wsgi = pwb_shapes_wsgi.wrap(App(routes=routes, schema_url=None, docs_url=None, static_url=None))

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from blacksheep import Application, Content, Request, Response
 
 import pwb_common as pwb
+import pwb_shapes_asgi
 
 Body = Callable[[], Awaitable[bytes]]
 
@@ -38,4 +39,4 @@ for path, (body, ctype) in ENDPOINTS.items():
     app.router.add_get(path, endpoint(body, ctype))
 app.on_stop += close_backends
 
-asgi = app
+asgi = pwb_shapes_asgi.wrap(app)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bottle import Bottle, response
 
 import pwb_common as pwb
+import pwb_shapes_wsgi
 
 app = Bottle()
 
@@ -51,4 +52,4 @@ def cpu() -> bytes:
     return pwb.cpu_body()
 
 
-wsgi = app
+wsgi = pwb_shapes_wsgi.wrap(app)

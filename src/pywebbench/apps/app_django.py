@@ -18,6 +18,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
 import pwb_common as pwb
+import pwb_shapes_wsgi
+import pwb_shapes_asgi
 
 settings.configure(
     DEBUG=False,
@@ -85,6 +87,6 @@ class AsyncHandler(ASGIHandler):
     request_class = AsyncRequest
 
 
-wsgi = get_wsgi_application()
+wsgi = pwb_shapes_wsgi.wrap(get_wsgi_application())
 django.setup(set_prefix=False)  # what get_asgi_application() does before building its handler
-asgi = AsyncHandler()
+asgi = pwb_shapes_asgi.wrap(AsyncHandler())

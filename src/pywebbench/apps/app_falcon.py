@@ -13,6 +13,8 @@ import falcon
 import falcon.asgi
 
 import pwb_common as pwb
+import pwb_shapes_wsgi
+import pwb_shapes_asgi
 
 
 class Endpoint:
@@ -54,3 +56,6 @@ wsgi.add_route("/cpu", Endpoint(pwb.cpu_body, pwb.APPLICATION_JSON))
 asgi = falcon.asgi.App(middleware=[CloseBackends()])
 for route, (body, content_type) in pwb.async_endpoints().items():  # honours a sync PWB_DRIVER too
     asgi.add_route(route, AsyncEndpoint(body, content_type))
+
+wsgi = pwb_shapes_wsgi.wrap(wsgi)
+asgi = pwb_shapes_asgi.wrap(asgi)

@@ -15,6 +15,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import Response
 
 import pwb_common as pwb
+import pwb_shapes_asgi
 
 Body = Callable[[], Awaitable[bytes]]
 
@@ -41,3 +42,4 @@ for path, (body, ctype) in ENDPOINTS.items():
 
 asgi = FastAPI(debug=False, openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan)
 asgi.include_router(router)
+asgi = pwb_shapes_asgi.wrap(asgi)

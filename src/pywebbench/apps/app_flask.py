@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Flask, Response
 
 import pwb_common as pwb
+import pwb_shapes_wsgi
 
 app = Flask(__name__)
 
@@ -44,4 +45,4 @@ def cpu() -> Response:
     return Response(pwb.cpu_body(), content_type=pwb.APPLICATION_JSON)
 
 
-wsgi = app
+wsgi = pwb_shapes_wsgi.wrap(app)

@@ -11,6 +11,7 @@ from typing import Any
 import hug
 
 import pwb_common as pwb
+import pwb_shapes_wsgi
 
 api = hug.API(__name__)
 
@@ -71,4 +72,4 @@ def server_error(exception: Exception, response: Any) -> bytes:
     return b"Internal Server Error"
 
 
-wsgi = api.http.server()
+wsgi = pwb_shapes_wsgi.wrap(api.http.server())

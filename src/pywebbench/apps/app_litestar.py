@@ -14,6 +14,7 @@ from litestar import Litestar, Response, get
 from litestar.handlers import HTTPRouteHandler
 
 import pwb_common as pwb
+import pwb_shapes_asgi
 
 Body = Callable[[], Awaitable[bytes]]
 
@@ -37,4 +38,4 @@ async def close_backends() -> None:
 
 HANDLERS = [endpoint(path, body, ctype) for path, (body, ctype) in ENDPOINTS.items()]
 
-asgi = Litestar(route_handlers=HANDLERS, debug=False, openapi_config=None, on_shutdown=[close_backends])
+asgi = pwb_shapes_asgi.wrap(Litestar(route_handlers=HANDLERS, debug=False, openapi_config=None, on_shutdown=[close_backends]))

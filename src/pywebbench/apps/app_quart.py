@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from quart import Quart, Response
 
 import pwb_common as pwb
+import pwb_shapes_asgi
 
 Body = Callable[[], Awaitable[bytes]]
 
@@ -37,4 +38,4 @@ async def close_backends() -> None:
     await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
 
 
-asgi = app
+asgi = pwb_shapes_asgi.wrap(app)

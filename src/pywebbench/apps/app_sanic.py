@@ -19,6 +19,7 @@ from typing import Any
 from sanic import HTTPResponse, Request, Sanic
 
 import pwb_common as pwb
+import pwb_shapes_sanic
 
 Body = Callable[[], Awaitable[bytes]]
 
@@ -45,6 +46,7 @@ app.config.MOTD = False  # no startup banner (also under ASGI servers)
 for path, (body, ctype) in ENDPOINTS.items():
     app.add_route(endpoint(body, ctype), path, methods=["GET"], name=path.strip("/"))
 app.register_listener(close_backends, "after_server_stop")
+pwb_shapes_sanic.add_routes(app)
 
 asgi = app
 

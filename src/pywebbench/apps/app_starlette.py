@@ -18,6 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 import pwb_common as pwb
+import pwb_shapes_asgi
 
 Body = Callable[[], Awaitable[bytes]]
 
@@ -57,4 +58,4 @@ def route(path: str, body: Body, content_type: str) -> Route:
 
 ROUTES = [route(path, body, ctype) for path, (body, ctype) in ENDPOINTS.items()]
 
-asgi = Starlette(debug=False, routes=ROUTES, lifespan=lifespan)
+asgi = pwb_shapes_asgi.wrap(Starlette(debug=False, routes=ROUTES, lifespan=lifespan))

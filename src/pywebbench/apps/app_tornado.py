@@ -19,6 +19,7 @@ import tornado.web
 
 import pwb_common as pwb
 import pwb_serve
+import pwb_shapes_tornado
 
 
 Body = Callable[[], Awaitable[bytes]]
@@ -44,7 +45,7 @@ ROUTES: list[tuple[str, type[tornado.web.RequestHandler], dict[str, object]]] = 
 
 def make_app() -> tornado.web.Application:
     # log_function silences Tornado's per-request access log.
-    return tornado.web.Application(ROUTES, debug=False, log_function=lambda handler: None)
+    return tornado.web.Application(ROUTES + pwb_shapes_tornado.ROUTES, debug=False, log_function=lambda handler: None)
 
 
 async def run_server(host: str, port: int, reuse_port: bool) -> None:

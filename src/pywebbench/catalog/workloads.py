@@ -10,73 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
 
-from pywebbench.catalog.schedule import Schedule
+from pywebbench.catalog.shapes.registry import SHAPE_WORKLOADS
+from pywebbench.catalog.workload_model import Check as Check, Expected as Expected, HttpRequest as HttpRequest
+from pywebbench.catalog.workload_model import Needs as Needs, Workload as Workload
 from pywebbench.errors import UserError
-
-
-class Needs(StrEnum):
-    """Backing services a workload cannot run without."""
-
-    DATABASE = "database"
-    UPSTREAM = "upstream"
-    NGINX = "nginx"
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What the harness knows for checking answers (filled from the running services)."""
-
-    upstream_body: bytes | None = None
-    template_body: bytes | None = None
-    api_body: bytes | None = None
-    posts_body: bytes | None = None
-    static_body: bytes | None = None
-    cpu_size: int = 100_000
-    db_row: Callable[[int], str | None] | None = None
-
-
-Check = Callable[[bytes, Expected], str | None]
-
-
-@dataclass(frozen=True)
-class HttpRequest:
-    """One request of a person's traffic mix (`--request`), sent in proportion to its weight."""
-
-    method: str
-    path: str
-    body: bytes = b""
-    headers: tuple[tuple[str, str], ...] = ()
-    weight: int = 1
-
-    @property
-    def label(self) -> str:
-        return f"{self.method} {self.path}"
-
-
-@dataclass(frozen=True)
-class Workload:
-    name: str
-    path: str
-    media_type: str
-    description: str
-    check: Check
-    needs: frozenset[Needs] = field(default_factory=frozenset)
-    io_bound: bool = False
-    """Waits on a service: the overlap check applies to stacks that claim to be async."""
-    nginx_only: bool = False
-    """Served by nginx alone (the static baseline), not by the Python apps."""
-    requests: tuple[HttpRequest, ...] = ()
-    """A person's own traffic mix (the `app` command); () = GET `path`, as the built-in workloads."""
-    expect_status: int = 200
-    """The status every answer must have (`--expect`); media_type "" accepts any content type."""
-    ignore_fields: tuple[str, ...] = ()
-    """Where answers of a traffic mix may differ across servers (`--ignore-field`: JSON paths, headers)."""
-    schedule: Schedule | None = None
-    """A recorded log's arrivals (`app --replay`): each window sends them at their own times."""
 
 
 def _same(expected: bytes | None, body: bytes, what: str) -> str | None:
@@ -140,6 +78,7 @@ WORKLOADS: dict[str, Workload] = {
                  lambda body, e: _same(cpu_body(e.cpu_size), body, "/cpu answer")),
         Workload("static", "/static", "text/plain", "seed 004: a file served by nginx alone, the machine's ceiling",
                  lambda body, e: _same(e.static_body, body, "static file"), frozenset({Needs.NGINX}), nginx_only=True),
+        *SHAPE_WORKLOADS,  # the connection shapes (issue 50): a module each, registered in catalog/shapes/registry.py
     )
 }
 HELLO = WORKLOADS["hello"]

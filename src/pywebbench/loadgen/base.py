@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pywebbench.catalog.schedule import Schedule
+from pywebbench.catalog.shapes.base import Drive
 from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.results.model import LoadResult
 
@@ -35,6 +36,10 @@ class LoadRequest:
     """Recorded arrivals (indexes into `mix`) sent at their own times, scaled to `rate` on average."""
     schedule_from_s: float = 0.0
     """Where in the recording this window starts (seconds at the log's own speed)."""
+    drive: Drive | None = None
+    """A connection shape's Go driver and its settings (catalog/shapes): sent by loadgen/shapes.py."""
+    server_pids: tuple[int, ...] = ()
+    """The server's root processes, for a driver that reads its memory (idle); () where none is read."""
 
 
 class LoadGenerator(Protocol):

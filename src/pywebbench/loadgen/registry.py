@@ -11,13 +11,14 @@ from pywebbench.loadgen.ab import ApacheBench
 from pywebbench.loadgen.base import LoadGenerator, LoadRequest
 from pywebbench.loadgen.oha import Oha, oha_binary
 from pywebbench.loadgen.replay import Replay
+from pywebbench.loadgen.shapes import Shapes
 from pywebbench.loadgen.vegeta import Vegeta, vegeta_binary
 from pywebbench.loadgen.wrk import Wrk
 from pywebbench.plan.generators import Generator
 from pywebbench.results.model import LoadResult
 
 GENERATORS: dict[str, Callable[[], LoadGenerator]] = {"wrk": Wrk, "ab": ApacheBench, "oha": Oha, "vegeta": Vegeta,
-                                                      "replay": Replay}
+                                                      "replay": Replay, "shapes": Shapes}
 
 
 def make_generator(name: str) -> LoadGenerator:
@@ -35,13 +36,15 @@ def window_generator(configured: str, request: LoadRequest) -> str:
     of request) and is the lighter open-loop generator (its ceiling here is wrk's, vegeta's about
     60% of it: docs/results/vegeta/); without a rate, wrk, which sends any mix. A window that
     plays a recorded log's arrivals (`request.schedule`) goes to replay, and replay sends nothing
-    else.
+    else; so does a connection shape with a Go driver (`request.drive`) go to shapes.
     """
     chosen = Generator(configured)
     rated = request.rate is not None
     if request.schedule is not None:
         return Generator.REPLAY
-    if chosen.replays:
+    if request.drive is not None and request.drive.command is not None:
+        return Generator.SHAPES  # a connection shape's own driver (catalog/shapes)
+    if chosen.replays or chosen.shapes_only:
         return Generator.OHA if rated else Generator.WRK
     if chosen.can_send(request.mix, at_a_rate=rated) and (not rated or chosen.open_loop):
         return configured

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from pywebbench.measure.shape_ceiling import SINK, shape_of
 from pywebbench.measure.sizing import sized_from_host
 from pywebbench.results.model import TrialResult
 
@@ -37,8 +38,9 @@ RECOMPUTED = frozenset({Check.GENERATOR_SATURATED, Check.NEAR_CEILING, Check.ERR
 ADVICE: dict[Check, str] = {
     Check.GENERATOR_SATURATED: "the load generator used all of its CPUs, so this figure measures the generator: "
                                "give it more (--loadgen-cpus) or use fewer connections",
-    Check.NEAR_CEILING: "the stack is near what the generator reaches against nginx static on this machine, "
-                        "so differences here are the generator's: treat such stacks as tied",
+    Check.NEAR_CEILING: "the stack is near what the generator reaches against nginx static on this machine (a "
+                        "connection shape: against a Go server that does nothing), so differences here are the "
+                        "generator's: treat such stacks as tied",
     Check.ERRORS: "some requests failed or answered non-2xx, so req/s counts failures; read the server log "
                   "(runs/<dir>/logs), lower --connections or raise --timeout",
     Check.LITTLES_LAW: "connections, throughput and latency disagree (Little's law): the generator spent time "
@@ -115,8 +117,10 @@ def trial_checks(trial: TrialResult, ceiling_rps: float | None, thresholds: Thre
         found.append(f"{Check.GENERATOR_SATURATED}: {load.generator} used {generator.cpu_percent:.0f}% "
                      f"of {cpus} CPU{'s' if cpus > 1 else ''}")
     if ceiling_rps and load.rps >= thresholds.near_ceiling * ceiling_rps:
-        found.append(f"{Check.NEAR_CEILING}: {load.rps:,.0f} req/s is {load.rps / ceiling_rps:.0%} of the "
-                     f"{ceiling_rps:,.0f} req/s {load.generator} reaches against nginx static")
+        shape = shape_of(trial.spec.workload)  # a connection shape's ceiling is in its own unit
+        unit, against = (shape.unit, SINK) if shape is not None else ("req/s", "nginx static")
+        found.append(f"{Check.NEAR_CEILING}: {load.rps:,.0f} {unit} is {load.rps / ceiling_rps:.0%} of the "
+                     f"{ceiling_rps:,.0f} {unit} {load.generator} reaches against {against}")
     if not load.requests:
         found.append(f"{Check.ERRORS}: no request completed in the {load.duration_s:.1f}s window")
     if load.errors:

@@ -19,6 +19,7 @@ import psutil
 from pywebbench.catalog.model import LaunchSpec, Stack
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.loadgen.base import taskset_prefix
+from pywebbench.measure.filelimits import nofile_prefix
 from pywebbench.plan.app import APP_DIR_ENV
 from pywebbench.plan.sessions import Session
 from pywebbench.procs import ManagedProcess, describe_exit, free_port
@@ -138,7 +139,8 @@ def _pinned_server(session: Session, program: str, prefix: Sequence[str], env: d
     framework = session.stack.framework
     launch = LaunchSpec(program, framework.module, HOST, port, session.workers, session.threads,
                         target=framework.target, factory=framework.factory)
-    argv = [*prefix, *taskset_prefix(_cpus(session)), *session.stack.server.build_argv(launch)]
+    files = nofile_prefix([t.connections for t in session.trials])  # as many connections as it will hold
+    argv = [*prefix, *files, *taskset_prefix(_cpus(session)), *session.stack.server.build_argv(launch)]
     # A person's own app starts in its app dir (APP_DIR_ENV), as it would be deployed.
     cwd = Path(env[APP_DIR_ENV]) if framework.target is not None and APP_DIR_ENV in env else None
     with ManagedProcess(argv, env=env, log_dir=logs, name=label, cwd=cwd) as proc:

@@ -21,6 +21,7 @@ from pywebbench.measure.accounting import Accountant
 from pywebbench.measure.ceiling import CeilingReading, GeneratorCeiling, no_ceiling
 from pywebbench.measure.launchers import GroupUsage, Launcher, RunningServer, app_role, launcher_for
 from pywebbench.measure.settle import settle_load
+from pywebbench.measure.shape_ceiling import ShapeCeiling
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.backing import Backing, PeakSampler
@@ -123,8 +124,12 @@ class LocalPlacement:
         """Live nginx proxies by accounting role, enrolled again after the watchdog restarts one."""
 
     def load_tools(self, generator: LoadGenerator, settings: LoadSettings) -> LoadTools:
-        return LoadTools(generator, partial(settle_load, generator=settings.generator), GeneratorCeiling(
+        nginx = GeneratorCeiling(
             generator, settings.ceiling_dir, keepalive=settings.keepalive, timeout_s=settings.timeout_s,
+            on_record=settings.on_record, on_seconds=settings.on_ceiling_seconds)
+        # a connection shape's ceiling is its own load against a server that costs nothing
+        return LoadTools(generator, partial(settle_load, generator=settings.generator), ShapeCeiling(
+            nginx, generator, settings.ceiling_dir, keepalive=settings.keepalive, timeout_s=settings.timeout_s,
             on_record=settings.on_record, on_seconds=settings.on_ceiling_seconds))
 
     def app_environment(self, env: dict[str, str]) -> dict[str, str]:

@@ -76,6 +76,8 @@ def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected
     go into `answers` (by request), to be compared across servers (answers.odd_answers). The
     host:port asked and the one the server listens on (`listens`, behind a proxy) may be echoed
     in them: the comparison reads them as placeholders."""
+    if workload.shape is not None and workload.shape.probe is not None:
+        return workload.shape.probe(host, port)  # its own protocol: a POST, a WebSocket echo
     if workload.requests:
         found = answers if answers is not None else {}
         origins = tuple(dict.fromkeys(form for h, p in ((host, port), listens or (host, port))

@@ -19,6 +19,7 @@ from typing import Protocol
 from pywebbench.catalog.schedule import Schedule
 from pywebbench.catalog.workloads import HttpRequest, Needs, Workload
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
+from pywebbench.loadgen.shaping import shaped
 from pywebbench.measure.accounting import Accountant, WindowUsage
 from pywebbench.measure.answers import Reply
 from pywebbench.measure.backlog import pending, pending_by_port
@@ -220,17 +221,18 @@ class WindowMeasurer:
 
     def load_request(self, spec: TrialSpec, port: int, path: str,
                      mix: tuple[HttpRequest, ...] = (), host: str = HOST,
-                     schedule: Schedule | None = None) -> LoadRequest:
+                     schedule: Schedule | None = None, server_pids: tuple[int, ...] = ()) -> LoadRequest:
         """The window's load; a recorded schedule plays the stretch of its round (every stack of a
-        round the same stretch, so the windows stay paired)."""
+        round the same stretch, so the windows stay paired); a connection shape's as it has it
+        (`server_pids`: the server whose memory its driver reads)."""
         start = (schedule.start_for_round(spec.round, spec.duration_s, spec.rate)
                  if schedule is not None and spec.rate is not None else 0.0)
-        return LoadRequest(
+        return shaped(LoadRequest(
             url=f"http://{host}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
             cpus=spec.loadgen_cpus, requests=spec.requests, timeout_s=self.runner.request_timeout_s,
             keepalive=self.runner.keepalive, rate=spec.rate, label=spec.trial_id, mix=mix,
             schedule=schedule, schedule_from_s=start,
-        )
+        ), spec.workload, server_pids)
 
     def prepare(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float, settle_s: float) -> None:
         """Discarded load before a window: a warmup after a start, or a short settle between windows."""
@@ -303,7 +305,8 @@ class WindowMeasurer:
                     if self.runner.sample_resources else None
                 watch.open()
                 load = self.runner.generator.run(self.load_request(spec, live.port, workload.path, workload.requests,
-                                                            host=live.host, schedule=workload.schedule),
+                                                            host=live.host, schedule=workload.schedule,
+                                                            server_pids=server.pids),
                                                  self.runner.run_dir / "loadgen")
                 watch.close()
                 window_s = time.monotonic() - started

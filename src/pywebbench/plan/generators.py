@@ -41,11 +41,18 @@ class Generator(StrEnum):
     OHA = "oha"
     VEGETA = "vegeta"
     REPLAY = "replay"
+    SHAPES = "shapes"
 
     @property
     def open_loop(self) -> bool:
         """Keeps an offered rate (--rate, --slo), its latencies free of coordinated omission."""
         return self in (Generator.OHA, Generator.VEGETA, Generator.REPLAY)
+
+    @property
+    def shapes_only(self) -> bool:
+        """Sends the connection shapes no HTTP generator sends (idle, sse, ws-echo: catalog/shapes),
+        and nothing else; a window of such a shape goes to it whatever the run's generator."""
+        return self is Generator.SHAPES
 
     @property
     def replays(self) -> bool:
@@ -85,6 +92,6 @@ class Generator(StrEnum):
 
 
 GENERATOR_NAMES = tuple(g.value for g in Generator)
-CHOSEN_GENERATORS = tuple(g.value for g in Generator if not g.replays)
+CHOSEN_GENERATORS = tuple(g.value for g in Generator if not g.replays and not g.shapes_only)
 """What --generator, a config file and the environment may name: replay is chosen by
 `app --replay`, never by name."""

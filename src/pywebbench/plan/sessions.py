@@ -107,9 +107,32 @@ def needs_of(plan: Plan) -> frozenset[Needs]:
 
 
 def serves(stack: Stack, workload: Workload) -> bool:
+    return left_out(stack, workload) is None
+
+
+def left_out(stack: Stack, workload: Workload) -> str | None:
+    """Why this stack cannot serve this workload, one line (a shape says its own), or None."""
     if stack.server.workloads is not None:
-        return workload.name in stack.server.workloads
-    return not workload.nginx_only
+        return None if workload.name in stack.server.workloads else \
+            f"{stack.server.title} serves {', '.join(sorted(stack.server.workloads))} only"
+    if workload.nginx_only:
+        return "served by nginx alone"
+    return workload.shape.left_out(stack) if workload.shape is not None else None
+
+
+def left_out_pairs(variants: Sequence[Variant], workloads: Sequence[Workload]) -> list[tuple[str, str]]:
+    """('stack workload', why) for each shape a planned stack cannot serve (WebSocket on WSGI); the
+    static baseline's split (nginx serves it alone) goes unsaid, as before."""
+    return [(f"{v.label} {w.name}", why) for v in variants for w in workloads
+            if w.shape is not None and (why := left_out(v.stack, w)) is not None]
+
+
+def with_requirements(stack: Stack, workloads: Sequence[Workload]) -> Stack:
+    """The stack with what its workloads need in its environment (Uvicorn's WebSocket library)."""
+    if stack.server.native is not None:
+        return stack
+    extra = tuple(dict.fromkeys(r for w in workloads if w.shape is not None for r in w.shape.requirements(stack)))
+    return replace(stack, extra_requirements=stack.extra_requirements + extra) if extra else stack
 
 
 def knobs_for(workload: Workload, options: RunOptions) -> dict[str, Any]:
@@ -189,7 +212,8 @@ def choose_stacks(catalog: Catalog, options: RunOptions) -> tuple[list[Stack], l
     for stack in list(stacks):
         if not any(serves(stack, w) for w in wanted):
             stacks.remove(stack)
-            skipped.append((stack.id, f"serves none of the workloads {', '.join(options.workloads)}"))
+            why = "; ".join(dict.fromkeys(r for r in (left_out(stack, w) for w in wanted) if r))
+            skipped.append((stack.id, f"serves none of the workloads {', '.join(options.workloads)}: {why}"))
     if not stacks:
         raise UserError("no selected stack can run these workloads here (see `pywebbench list`)")
     return stacks, skipped
@@ -228,6 +252,7 @@ def make_plan(
     """
     variants, skipped = _variants(catalog, options, variants, extra)
     workloads = tuple(catalog.workload(name) for name in dict.fromkeys(options.workloads))
+    skipped = [*skipped, *left_out_pairs(variants, workloads)]
     split = options.cpu_split(available_cpus)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)
@@ -271,10 +296,11 @@ def _session(
     variant: Variant, options: RunOptions, round_no: int, point: tuple[tuple[str, Any], ...],
     workloads: tuple[Workload, ...], stack_cpus: tuple[int, ...], loadgen_cpus: tuple[int, ...],
 ) -> Session | None:
-    stack = variant.stack
-    served = tuple(w for w in workloads if serves(stack, w) and (not variant.workloads or w.name in variant.workloads))
+    served = tuple(w for w in workloads
+                   if serves(variant.stack, w) and (not variant.workloads or w.name in variant.workloads))
     if not served:
         return None
+    stack = with_requirements(variant.stack, served)
     per_cpu = options.workers_per_cpu if stack.server.native is None and not stack.server.single_process else None
     if options.workers == AUTO_WORKERS:
         workers = AUTO_WORKERS  # no flag: the server's own sizing (measure/sizing.py counts it)

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from pywebbench.results.server import ServerCgroup, WorkerSizing
+from pywebbench.results.shapes import ShapeFigures
 
 SCHEMA_VERSION = 6
 
@@ -108,7 +109,7 @@ class LoadResult:
     """A replayed log (loadgen/replay.py), each second of the window: requests the recording
     scheduled, requests offered (sent, or due while every connection was busy), answers received,
     requests that waited for a busy connection; () otherwise."""
-
+    shape: ShapeFigures | None = None  # a connection shape's connections, file limits, memory (loadgen/shapes.py)
     @property
     def rps(self) -> float:
         return self.requests / self.duration_s if self.duration_s > 0 else 0.0

@@ -54,6 +54,10 @@ def check() -> list[Requirement]:
                     "built from the Go reference sources on first use", locate("go") is not None,
                     "built with the Go reference" if locate("go") else "needs go", "sudo apt-get install -y golang-go",
                     False),
+        Requirement("shapes", "drives the connection shapes idle, sse and ws-echo, built from the Go reference "
+                    "sources on first use", locate("go") is not None,
+                    "built with the Go reference" if locate("go") else "needs go", "sudo apt-get install -y golang-go",
+                    False),
         _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
         Requirement("py-spy", "samples the servers' processes for --profile (a dependency of pywebbench)",
                     locate("py-spy") is not None, locate("py-spy") or "not found", "./scripts/install.sh", False),
@@ -86,6 +90,8 @@ def check_tools(plan: Plan, options: RunOptions) -> None:
         wanted.add("go")
     if any(w.schedule is not None for s in plan.sessions for w in s.workloads):
         wanted.add("replay")
+    if any(w.shape is not None and w.shape.drive.command for s in plan.sessions for w in s.workloads):
+        wanted |= {"shapes", "go"}
     if options.profile:
         wanted.add("py-spy")
     if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):

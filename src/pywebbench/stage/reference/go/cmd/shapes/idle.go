@@ -75,7 +75,7 @@ func getRequest(target *url.URL) []byte {
 func runIdle(args []string) {
 	fs := flag.NewFlagSet("idle", flag.ExitOnError)
 	target := fs.String("url", "", "the page each connection asks once, and the active load asks at -rate")
-	idle := fs.Int("idle", 100, "idle keep-alive connections to hold open")
+	idle := fs.Int("connections", 100, "idle keep-alive connections to hold open")
 	active := fs.Int("active", 4, "connections carrying the fixed-rate load")
 	rate := fs.Float64("rate", 200, "the active load's requests per second, open loop")
 	duration := fs.Duration("duration", 2*time.Second, "how long the idle connections are held under the active load")
@@ -86,31 +86,20 @@ func runIdle(args []string) {
 	_ = fs.Parse(args)
 	u, err := url.Parse(*target)
 	if err != nil || u.Host == "" || *out == "" || *idle < 0 || *active < 1 || *rate <= 0 {
-		fmt.Fprintln(os.Stderr, "shapes idle: give -url, -out, -idle >= 0, -active >= 1 and -rate > 0")
+		fmt.Fprintln(os.Stderr, "shapes idle: give -url, -out, -connections >= 0, -active >= 1 and -rate > 0")
 		os.Exit(2)
 	}
 	request := getRequest(u)
 	res := result{Tool: "shapes idle", Rate: rate}
 	res.Nofile = raiseNofile(uint64(*idle + *active + 64))
-	roots := parsePids(*pids)
-	if len(roots) > 0 {
-		res.Memory = &memoryUsage{ServerNofile: processNofile(roots[0])}
-		res.Memory.RSSBaseKB, res.Memory.Processes = treeRSS(roots)
-		res.Memory.TCPInuseBase, res.Memory.SockPagesBase = sockstat()
-	}
+	server := watchServer(*pids)
 	var errs errorKinds
 	var wrong atomic.Int64
 	held, refused, closed, opened := openIdle(u, request, *idle, *dialers, *timeout, &errs, &wrong)
 	res.Connections = connections{Asked: *idle, Refused: refused, OpenS: seconds(opened)}
-	if res.Memory != nil {
-		time.Sleep(100 * time.Millisecond) // the last accepts finish their bookkeeping
-		res.Memory.RSSHeldKB, _ = treeRSS(roots)
-		res.Memory.TCPInuseHeld, res.Memory.SockPagesHeld = sockstat()
-	}
+	server.held()
 	requests, bytes, lat, window := activeLoad(u, request, *active, *rate, *duration, *timeout, &errs, &wrong)
-	if res.Memory != nil {
-		res.Memory.RSSEndKB, _ = treeRSS(roots)
-	}
+	res.Memory = server.end()
 	dropped := closed.stop()
 	res.Connections.Closed = dropped
 	res.Connections.Held = int64(len(held)) - dropped

@@ -44,10 +44,10 @@ type latency struct {
 }
 
 type connections struct {
-	Asked   int   `json:"asked"`
-	Held    int64 `json:"held"`
-	Refused int64 `json:"refused"`
-	Closed  int64 `json:"closed"`
+	Asked   int     `json:"asked"`
+	Held    int64   `json:"held"`
+	Refused int64   `json:"refused"`
+	Closed  int64   `json:"closed"`
 	OpenS   float64 `json:"open_s"`
 }
 

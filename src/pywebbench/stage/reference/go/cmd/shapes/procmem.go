@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // memoryUsage is the server's memory and the kernel's TCP socket memory at three moments: before
@@ -138,4 +139,36 @@ func parsePids(text string) []int {
 		}
 	}
 	return pids
+}
+
+// serverMemory reads the server's memory (given its root pids) around a driver's phases: before it
+// opens its connections, once they are open, at the window's end. Without pids it reads nothing.
+type serverMemory struct {
+	roots []int
+	usage *memoryUsage
+}
+
+func watchServer(pids string) *serverMemory {
+	w := &serverMemory{roots: parsePids(pids)}
+	if len(w.roots) > 0 {
+		w.usage = &memoryUsage{ServerNofile: processNofile(w.roots[0])}
+		w.usage.RSSBaseKB, w.usage.Processes = treeRSS(w.roots)
+		w.usage.TCPInuseBase, w.usage.SockPagesBase = sockstat()
+	}
+	return w
+}
+
+func (w *serverMemory) held() {
+	if w.usage != nil {
+		time.Sleep(100 * time.Millisecond) // the last accepts finish their bookkeeping
+		w.usage.RSSHeldKB, _ = treeRSS(w.roots)
+		w.usage.TCPInuseHeld, w.usage.SockPagesHeld = sockstat()
+	}
+}
+
+func (w *serverMemory) end() *memoryUsage {
+	if w.usage != nil {
+		w.usage.RSSEndKB, _ = treeRSS(w.roots)
+	}
+	return w.usage
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,25 +22,32 @@ const dataPrefix = "data: "
 
 func runSSE(args []string) {
 	fs := flag.NewFlagSet("sse", flag.ExitOnError)
-	target := fs.String("url", "", "the event stream (its query gives the server its count and rate)")
-	clients := fs.Int("clients", 100, "clients, each reading one stream")
+	target := fs.String("url", "", "the event stream; its query (n=, rate=) is set from -event-rate, -duration and -timeout")
+	clients := fs.Int("connections", 100, "clients, each reading one stream")
 	eventRate := fs.Float64("event-rate", 10, "events per second the server sends each client (the offered rate)")
 	duration := fs.Duration("duration", 2*time.Second, "the measured window, from when every client has its stream")
 	timeout := fs.Duration("timeout", 5*time.Second, "per connect and per stream's headers")
 	out := fs.String("out", "", "the JSON result")
 	dialers := fs.Int("dialers", 256, "connections opened at once")
+	pids := fs.String("pids", "", "the server's root processes, for its memory (comma-separated)")
 	_ = fs.Parse(args)
 	u, err := url.Parse(*target)
 	if err != nil || u.Host == "" || *out == "" || *clients < 1 || *eventRate <= 0 {
-		fmt.Fprintln(os.Stderr, "shapes sse: give -url, -out, -clients >= 1 and -event-rate > 0")
+		fmt.Fprintln(os.Stderr, "shapes sse: give -url, -out, -connections >= 1 and -event-rate > 0")
 		os.Exit(2)
 	}
+	// Each stream outlasts the window: the clients may take up to -timeout to get theirs.
+	q := u.Query()
+	q.Set("n", strconv.Itoa(int(math.Ceil(*eventRate*(duration.Seconds()+timeout.Seconds()+5)))))
+	q.Set("rate", strconv.FormatFloat(*eventRate, 'g', -1, 64))
+	u.RawQuery = q.Encode()
 	offered := float64(*clients) * *eventRate
 	res := result{Tool: "shapes sse", Rate: &offered, Nofile: raiseNofile(uint64(*clients + 64))}
 	var errs errorKinds
 	var wrong, events, bytes, closed atomic.Int64
 	var windowStart, windowEnd atomic.Int64 // unix ns; 0 until the window opens
 	var stopping atomic.Bool
+	server := watchServer(*pids)
 	var ready, done sync.WaitGroup
 	streams := make([]net.Conn, *clients)
 	samples := make([][]float64, *clients)
@@ -68,10 +76,12 @@ func runSSE(args []string) {
 		}(i)
 	}
 	ready.Wait()
+	server.held()
 	start := time.Now()
 	windowStart.Store(start.UnixNano())
 	windowEnd.Store(start.Add(*duration).UnixNano())
 	time.Sleep(*duration)
+	res.Memory = server.end()
 	stopping.Store(true)
 	held := int64(0)
 	for _, c := range streams {

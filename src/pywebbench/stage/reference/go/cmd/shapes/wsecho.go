@@ -22,17 +22,23 @@ func runWSEcho(args []string) {
 	timeout := fs.Duration("timeout", 5*time.Second, "per handshake and per echo")
 	out := fs.String("out", "", "the JSON result")
 	dialers := fs.Int("dialers", 256, "connections opened at once")
+	pids := fs.String("pids", "", "the server's root processes, for its memory (comma-separated)")
 	_ = fs.Parse(args)
 	u, err := url.Parse(*target)
 	if err != nil || u.Host == "" || *out == "" || *n < 1 || *size < 1 {
 		fmt.Fprintln(os.Stderr, "shapes wsecho: give -url, -out, -connections >= 1 and -size >= 1")
 		os.Exit(2)
 	}
+	if u.Scheme == "http" { // the harness names every server by its HTTP URL
+		u.Scheme = "ws"
+	}
 	res := result{Tool: "shapes wsecho", Nofile: raiseNofile(uint64(*n + 64))}
 	var errs errorKinds
 	var wrong atomic.Int64
+	server := watchServer(*pids)
 	opened := time.Now()
 	conns := dialAll(u.String(), *n, *dialers, *timeout, &errs)
+	server.held()
 	start := time.Now()
 	end := start.Add(*duration)
 	var messages, received, closed atomic.Int64
@@ -77,6 +83,7 @@ func runWSEcho(args []string) {
 		}(i, c)
 	}
 	time.Sleep(time.Until(end))
+	res.Memory = server.end()
 	stopping.Store(true)
 	for _, c := range conns {
 		_ = c.SetReadDeadline(time.Now()) // a read still waiting ends now
