@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pywebbench.errors import UserError
+from pywebbench.measure.env_preflight import environment_problems
 from pywebbench.measure.limits_preflight import limits_problems
 from pywebbench.measure.placing import hosts_ready
 from pywebbench.plan.hosts import Inventory
@@ -38,6 +39,8 @@ def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[s
         raise UserError(f"--method {options.method} loads two stacks at a time and this run has one ({baseline}): "
                         "add a stack, or use --method interleaved")
     check_tools(plan, options)
+    if problems := environment_problems(plan.trials, placed=options.placed):  # interpreters and pins
+        raise UserError("\n".join(problems))
     if problems := limits_problems(plan.trials, placed=options.placed):  # the app server's cgroup limits
         raise UserError("\n".join(problems))
     inventory = hosts_ready(options, points)

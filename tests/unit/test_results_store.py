@@ -100,8 +100,9 @@ def test_a_version_4_file_reads_as_the_current_version(tmp_path: Path) -> None:
     from pywebbench.results.model import SCHEMA_VERSION
     from pywebbench.results.store import migrate
 
-    assert SCHEMA_VERSION == 6
-    assert migrate({"record": "run", "schema_version": 4}, 4) == {"record": "run", "schema_version": 6}
-    assert migrate({"record": "run", "schema_version": 5}, 5) == {"record": "run", "schema_version": 6}
+    assert SCHEMA_VERSION == 7
+    assert migrate({"record": "run", "schema_version": 4}, 4) == {"record": "run", "schema_version": 7}
+    assert migrate({"record": "run", "schema_version": 5}, 5) == {"record": "run", "schema_version": 7}
+    assert migrate({"record": "run", "schema_version": 6}, 6) == {"record": "run", "schema_version": 7}
     trial = {"record": "trial", "spec": {"method": "interleaved", "launch": 2}}
     assert migrate(trial, 4) == trial

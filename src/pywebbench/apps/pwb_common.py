@@ -58,6 +58,7 @@ from pwb_contract import (
     is_async_driver as is_async_driver,
 )
 from pwb_sync import SyncBackend as SyncBackend
+import pwb_runtime  # noqa: F401  - on a free-threaded build, answers the harness's GIL question
 
 
 # --- bodies that need no backing service ---------------------------------------------------

@@ -37,7 +37,9 @@ from pywebbench.results.server import AUTO_WORKERS
 from pywebbench.results.store import ResultsWriter
 from pywebbench.services.backing import Backing
 from pywebbench.services.watchdog import Watchdog
-from pywebbench.stage.envs import EnvBuildError, EnvProvider, EnvSpec
+from pywebbench.measure.runtime_probe import RUNTIME_ENV, poke, read_runtime
+from pywebbench.measure.stack_env import EnvUnavailable, StackEnvironments, unimportable
+from pywebbench.stage.envs import EnvProvider
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,8 @@ class Runner:
         self.ceiling = tools.ceiling
         self.builder = builder
         self.python = python
+        self.environments = StackEnvironments(builder, python, on_note)
+        """Each cell's environment: its interpreter and pin applied (measure/stack_env.py)."""
         self.ready_timeout_s = limits.ready_timeout_s
         self.request_timeout_s = limits.request_timeout_s
         self.keepalive = limits.keepalive
@@ -184,10 +188,9 @@ class Runner:
             return None, ""
         started = time.monotonic()
         try:
-            env = self.builder.ensure(EnvSpec(stack.requirements, stack.overrides, self.python))
-        except EnvBuildError as exc:
-            raise LaunchFailed(TrialStatus.UNAVAILABLE, f"environment build failed: {exc}",
-                               stack_info(stack, session, "", ())) from exc
+            env = self.environments.ensure(stack, session.trials[0])
+        except EnvUnavailable as exc:
+            raise LaunchFailed(TrialStatus.UNAVAILABLE, str(exc), stack_info(stack, session, "", ())) from exc
         finally:
             self.ledger.add("environments", time.monotonic() - started)
         if env.record.hash not in self._recorded_envs:
@@ -242,7 +245,7 @@ class Runner:
             try:
                 app_env = self.placement.app_environment(
                     self.backing.app_environment(session.stack, session.trials[0], lane)
-                    if self.backing is not None else dict(session.app_env))
+                    if self.backing is not None else dict(session.app_env)) | self._runtime_env(session, label)
                 launcher = self.placement.launcher(session, env_path)
                 server = running.enter_context(
                     launcher.start(
@@ -257,6 +260,7 @@ class Runner:
             except (NotReady, OSError, RuntimeError) as exc:
                 tail, argv = (server.log_tail(), server.argv) if server is not None else ("", ())
                 status, error = self.confinement.failed_start(role, f"{exc}\n{tail}".strip())  # server-oom, or not
+                status, error = unimportable(session.trials[0], tail, status, error)
                 raise LaunchFailed(status, error, stack_info(stack, session, env_hash, argv)) from exc
             finally:
                 self.ledger.add("server starts", time.monotonic() - started)
@@ -267,7 +271,31 @@ class Runner:
             self.enroll_services()
             self.live_roles.add(role)
             running.callback(self._retire, role, front.proxy_role)  # an nginx in front: the placement enrolled it
-            yield replace(self._verify(session, info, server, front, role, launch), lane=lane)
+            live = self._verify(session, info, server, front, role, launch)
+            yield replace(live, info=self._runtime(session, live.info, server, label), lane=lane)
+
+    def _runtime_env(self, session: Session, label: str) -> dict[str, str]:
+        """Where a free-threaded build's workers answer the GIL question (apps/pwb_runtime.py)."""
+        if session.stack.server.native is not None or not isinstance(self.placement, LocalPlacement):
+            return {}
+        answers = self.run_dir / "runtime" / label
+        answers.mkdir(parents=True, exist_ok=True)
+        return {RUNTIME_ENV: str(answers)}
+
+    def _runtime(self, session: Session, info: StackInfo, server: RunningServer, label: str) -> StackInfo:
+        """The interpreter the workers run, and a free-threaded build's GIL, read back after the checks
+        (every workload answered once: what a worker imports lazily is imported by now)."""
+        if session.stack.server.native is not None or not isinstance(self.placement, LocalPlacement):
+            return info
+        started = time.monotonic()
+        path = session.workloads[0].path
+        found = read_runtime(server.pids, self.run_dir / "runtime" / label,
+                             lambda: poke(server.host, server.port, path, self.request_timeout_s))
+        self.ledger.add("checks", time.monotonic() - started)
+        if found.gil == "on":
+            self.on_note(f"{session.label}: a worker of the free-threaded {found.interpreter} re-enabled the GIL (an "
+                         "extension module without free-threading support): its windows ran with the GIL")
+        return replace(info, interpreter=found.interpreter, gil=found.gil)
 
     def heal(self) -> None:
         """Restart any backing service or proxy that died (raises ServiceLost where it cannot)."""

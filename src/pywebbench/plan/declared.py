@@ -133,6 +133,25 @@ def byte_size(text: str) -> int:
     return int(_one(Knob.MEMORY_LIMIT, text))
 
 
+def python_value(text: str) -> str:
+    return _text(Knob.PYTHON, text)
+
+
+def pin_value(text: str) -> str:
+    return _text(Knob.PIN, text)
+
+
+def _text(knob: Knob, text: str) -> str:
+    """One value of a text knob, normalised as `--knob` normalises it."""
+    try:
+        values = parse_values(knob, text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is one value (sweep with --knob {knob.value}=A,B)")
+    return str(values[0])
+
+
 def positive_rate(text: str) -> float:
     try:
         value = float(text)
@@ -215,6 +234,12 @@ OPTIONS: tuple[Option, ...] = (
     O("memory_limit", "--memory-limit", "the app server's memory limit on its own cgroup, swap off, e.g. 256M or "
       "1G (K/M/G in 1024s); going over it kills a process: the window fails as server-oom", byte_size,
       metavar="SIZE"),
+    O("python", "--python", "the interpreter every stack runs on: a version (3.12, 3.14t: free-threaded), an "
+      "implementation (pypy3) or a path; each stack's environment is built on it (sweepable: --knob "
+      "python=3.11,3.13; `pywebbench python list` says what is found)", python_value, metavar="PYTHON"),
+    O("pin", "--pin", "one package at another version or source in every stack's environment: NAME==VERSION, "
+      "NAME@git+URL@REF or a local checkout (sweepable: --knob pin=gunicorn==22.0.0,gunicorn==23.0.0); a "
+      "stack that does not use it runs unchanged (a note says so)", pin_value, metavar="REQUIREMENT"),
     O("generator", "--generator", "load generator ({default})", choices=CHOSEN_GENERATORS, commands=RUN_LIKE),
     O("requests", "--requests", "request count (ab)", positive_int, commands=RUN_LIKE),
     O("repeats", "--repeats", f"rounds before the stopping rule may stop ({DEFAULT_ROUNDS}; 1 with --method restart), "

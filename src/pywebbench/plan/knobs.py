@@ -39,6 +39,8 @@ def knob_labels(spec: TrialSpec, omit: Iterable[str] = ()) -> list[str]:
         ("rtt_s", None if spec.rtt_s is None else f"RTT +{spec.rtt_s * 1000:g} ms per link"),
         ("cpu_quota", None if spec.cpu_quota is None else f"CPU quota {spec.cpu_quota:g}"),
         ("memory_limit", None if spec.memory_limit is None else f"memory limit {format_bytes(spec.memory_limit)}"),
+        ("python", None if spec.python is None else f"Python {spec.python}"),
+        ("pin", None if spec.pin is None else f"pin {spec.pin}"),
     ]
     return [text for name, text in parts if text is not None and name not in skip]
 

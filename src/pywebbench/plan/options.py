@@ -14,6 +14,8 @@ from pywebbench.errors import UserError
 from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
 from pywebbench.plan.generators import CHOSEN_GENERATORS, GENERATOR_NAMES, Generator
 from pywebbench.plan.hosts import check_placement
+from pywebbench.plan.interpreter_names import parse_python
+from pywebbench.plan.pins import parse_pin
 from pywebbench.plan.limits import cpu_quota_problem, memory_limit_problem
 from pywebbench.results.model import Method
 from pywebbench.results.server import AUTO_WORKERS
@@ -154,6 +156,12 @@ class RunOptions:
     """The app server's CFS quota in CPUs (0.5: half a CPU's time), on its own cgroup; None: none."""
     memory_limit: int | None = None
     """The app server's memory limit in bytes, on its own cgroup (swap off for it); None: none."""
+    python: str | None = None
+    """The interpreter every stack's environment is built on (plan/interpreter_names.py: 3.12,
+    3.14t, pypy3, a path); None: the one pywebbench runs on."""
+    pin: str | None = None
+    """One package's version or source in place of the catalog's pin, in every stack's environment
+    (plan/pins.py); a stack that does not use it runs unchanged (measure/stack_env.py)."""
 
     @property
     def services(self) -> ServiceSettings:
@@ -229,6 +237,10 @@ class RunOptions:
             yield "equivalence", f"must be between 0% and 100%, got {self.equivalence:g}"
 
     def _validate_choices(self) -> None:
+        if self.python is not None:
+            parse_python(self.python)  # the grammar here; which interpreter, where environments are built
+        if self.pin is not None:
+            parse_pin(self.pin)
         if self.driver is not None and self.driver not in DRIVER_REQUIREMENTS:
             raise UserError(f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}")
         if self.db not in DB_KINDS:

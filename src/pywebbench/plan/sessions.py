@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import re
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -184,6 +186,9 @@ def point_label(point: tuple[tuple[str, Any], ...]) -> str:
 def _point_value(name: str, value: Any) -> str:
     if name == "workers" and value == AUTO_WORKERS:
         return "auto"
+    if isinstance(value, str) and not re.fullmatch(r"[\w.=+<>~!-]+", value):
+        # An id names files (the generators' reports): a path or URL is made safe, and kept apart by a hash.
+        return re.sub(r"[^\w.=+-]+", "_", value)[-40:].strip("_") + "-" + hashlib.sha256(value.encode()).hexdigest()[:8]
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -329,6 +334,8 @@ def _session(
             rate=options.rate,
             cpu_quota=options.cpu_quota,
             memory_limit=options.memory_limit,
+            python=options.python,
+            pin=options.pin,
             alias=variant.alias,
             app_env=variant.app_env,
             method=options.method,

@@ -12,6 +12,8 @@ the same benchmark at every point of a grid. Each `--knob NAME=VALUES` adds one 
     --knob workers=auto,1,2            auto: no worker flag, the server sizes itself
     --knob cpu_quota=0.5,1             the app server's CFS quota, in CPUs
     --knob memory_limit=256M..1G*2     its memory limit: 256M,512M,1G
+    --knob python=3.11,3.13,pypy3      the interpreter each stack's environment is built on
+    --knob pin=gunicorn==22.0.0,gunicorn==23.0.0   a package's version (or git ref, checkout)
 
 Every range includes both of its ends, whether or not the series lands on the upper one;
 the series fills in between. 1-2-5 and geometric ranges must start above zero (list a zero
@@ -35,9 +37,10 @@ from enum import Enum
 
 from pywebbench.errors import UserError
 from pywebbench.plan.limits import AUTO, cpu_quota_problem, format_bytes, memory_limit_problem, parse_bytes
+from pywebbench.plan.text_knobs import text_values
 from pywebbench.results.server import AUTO_WORKERS
 
-KnobValue = int | float
+KnobValue = int | float | str
 MAX_VALUES_PER_AXIS = 1000
 """A guard against typos like `1..1000000+1`, which would plan a million trials."""
 
@@ -50,6 +53,8 @@ class Kind(Enum):
     """An amount of CPU time, in CPUs: 0.5 is half of one CPU's time."""
     BYTES = "bytes"
     """A size in bytes, written with K, M, G or T (binary)."""
+    TEXT = "text"
+    """A word read by the knob's own grammar (plan/text_knobs.py): an interpreter, a requirement."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,8 @@ class Knob(Enum):
     RTT = "rtt"
     CPU_QUOTA = "cpu_quota"
     MEMORY_LIMIT = "memory_limit"
+    PYTHON = "python"
+    PIN = "pin"
 
     @property
     def spec(self) -> KnobSpec:
@@ -105,6 +112,9 @@ _SPECS: dict[Knob, KnobSpec] = {
     # The app server's own cgroup (measure/cgroup_limits.py); the generator and services keep none.
     Knob.CPU_QUOTA: KnobSpec("cpu_quota", Kind.CPUS),
     Knob.MEMORY_LIMIT: KnobSpec("memory_limit", Kind.BYTES),
+    # Each value is another environment for every stack (stage/envs.py hashes the interpreter and pins).
+    Knob.PYTHON: KnobSpec("python", Kind.TEXT),
+    Knob.PIN: KnobSpec("pin", Kind.TEXT),
 }
 
 
@@ -147,6 +157,8 @@ def knob_named(name: str) -> Knob:
 
 
 def format_value(knob: Knob, value: KnobValue) -> str:
+    if isinstance(value, str):
+        return value
     if knob.spec.auto and value == AUTO_WORKERS:
         return AUTO
     if knob.spec.kind is Kind.BYTES:
@@ -280,6 +292,8 @@ def _final(knob: Knob, value: Decimal) -> KnobValue:
 
 def parse_values(knob: Knob, text: str) -> tuple[KnobValue, ...]:
     """The values of VALUES in `--knob NAME=VALUES` (syntax in the module docstring)."""
+    if knob.spec.kind is Kind.TEXT:
+        return text_values(knob.value, text)
     values: list[KnobValue] = []
     for item in text.split(","):
         item = item.strip()

@@ -16,6 +16,7 @@ from enum import Enum
 
 from pywebbench.analyze.rows import Row
 from pywebbench.report.check_summary import check_kinds
+from pywebbench.report.interpreter_label import interpreter_label, shows_interpreter
 from pywebbench.report.common import (
     interval,
     keepalive_label,
@@ -233,6 +234,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("type", "Type", lambda r: r.stack.concurrency, lambda r, t: r.stack.concurrency, _ALL, Align.LEFT),
     Column("workers", "Workers", lambda r: float(r.stack.workers * r.stack.threads),
            lambda r, t: workers_label(r.stack), _ALL),
+    Column("python", "Python", lambda r: interpreter_label(r.stack), lambda r, t: interpreter_label(r.stack), _ALL,
+           Align.LEFT, when=lambda t: shows_interpreter(t.rows), hint="the interpreter the workers ran (read from "
+           "/proc/PID/exe of a worker); a free-threaded build says whether its workers kept the GIL off"),
     Column("rps", "Req/s", lambda r: r.rps, _fmt(lambda r: r.rps, ",.0f"),
            {_T: Look(), _M: Look("Req/s [95% CI]", lambda r, t: _beside(num(r.rps, ",.0f"), r.rps_ci, ",.0f")),
             _H: Look(detail=_rps_detail)},

@@ -55,7 +55,8 @@ class Axis:
 
     field: str
     title: str
-    value: Callable[[TrialSpec], float | None]
+    value: Callable[[TrialSpec], float | str | None]
+    """A number, or a word for a knob of words (an interpreter, a pin): a category on the x axis."""
     blank: Callable[[TrialSpec], TrialSpec]
     """The spec with this knob cleared: what the other points of its sweep share."""
 
@@ -83,6 +84,8 @@ AXES = (
     Axis("cpu_quota", "app server's CPU quota (CPUs)", lambda s: s.cpu_quota, lambda s: replace(s, cpu_quota=None)),
     Axis("memory_limit", "app server's memory limit (MiB)", lambda s: _opt(s.memory_limit, 1 / 2**20),
          lambda s: replace(s, memory_limit=None)),
+    Axis("python", "interpreter", lambda s: s.python, lambda s: replace(s, python=None)),
+    Axis("pin", "pinned package", lambda s: s.pin, lambda s: replace(s, pin=None)),
 )
 
 
@@ -239,8 +242,8 @@ def _sweeps(rows: Sequence[Row], colors: dict[str, str]) -> Iterator[tuple[str, 
                 yield f"{spec.workload}: req/s and p99 against {axis.title}", subtitle, _sweep(group, axis, colors)
 
 
-def _by_stack(rows: Sequence[Row], axis: Axis) -> dict[str, list[tuple[float, Row]]]:
-    lines: dict[str, list[tuple[float, Row]]] = defaultdict(list)
+def _by_stack(rows: Sequence[Row], axis: Axis) -> dict[str, list[tuple[Any, Row]]]:
+    lines: dict[str, list[tuple[Any, Row]]] = defaultdict(list)
     for row in rows:
         x = axis.value(row.spec)
         if x is not None:
@@ -248,8 +251,11 @@ def _by_stack(rows: Sequence[Row], axis: Axis) -> dict[str, list[tuple[float, Ro
     return {label: sorted(points, key=lambda p: p[0]) for label, points in sorted(lines.items())}
 
 
-def _x_axis(figure: go.Figure, xs: Sequence[float], title: str, col: int) -> None:
-    positive = [x for x in xs if x > 0]
+def _x_axis(figure: go.Figure, xs: Sequence[float | str], title: str, col: int) -> None:
+    if any(isinstance(x, str) for x in xs):  # words: categories in the order the values sort
+        figure.update_xaxes(title=title, type="category", categoryorder="category ascending", row=1, col=col)
+        return
+    positive = [x for x in xs if isinstance(x, float | int) and x > 0]
     wide = len(positive) == len(xs) and bool(positive) and max(positive) / min(positive) >= 10
     figure.update_xaxes(title=title + (" (log)" if wide else ""), type="log" if wide else "linear", row=1, col=col)
 
@@ -265,12 +271,12 @@ def _sweep(rows: Sequence[Row], axis: Axis, colors: dict[str, str]) -> go.Figure
             error_y={"type": "data", "symmetric": False,
                      "array": [(r.rps_ci[1] - (r.rps or 0.0)) if r.rps_ci else 0.0 for _, r in points],
                      "arrayminus": [((r.rps or 0.0) - r.rps_ci[0]) if r.rps_ci else 0.0 for _, r in points]},
-            hovertemplate=f"{label}<br>{axis.title} %{{x:g}}: %{{y:,.0f}} req/s<extra></extra>",
+            hovertemplate=f"{label}<br>{axis.title} {_x_hover(xs)}: %{{y:,.0f}} req/s<extra></extra>",
         )
         figure.add_scatter(
             x=xs, y=[r.p99_ms for _, r in points], mode="lines+markers", name=label, legendgroup=label,
             showlegend=False, line=style, row=1, col=2,
-            hovertemplate=f"{label}<br>{axis.title} %{{x:g}}: p99 %{{y:,.1f}} ms<extra></extra>",
+            hovertemplate=f"{label}<br>{axis.title} {_x_hover(xs)}: p99 %{{y:,.1f}} ms<extra></extra>",
         )
     xs = [x for r in rows if (x := axis.value(r.spec)) is not None]
     for col in (1, 2):
@@ -279,6 +285,10 @@ def _sweep(rows: Sequence[Row], axis: Axis, colors: dict[str, str]) -> go.Figure
     figure.update_yaxes(type="log", row=1, col=2, **_log_ticks([r.p99_ms for r in rows if r.p99_ms is not None]))
     figure.update_layout(height=440, margin={"t": 60})  # room for the mode bar above the subplot titles
     return figure
+
+
+def _x_hover(xs: Sequence[object]) -> str:
+    return "%{x}" if any(isinstance(x, str) for x in xs) else "%{x:g}"
 
 
 def _open_loop(rows: Sequence[Row], colors: dict[str, str]) -> go.Figure:

@@ -17,10 +17,11 @@ from rich.table import Table
 
 from pywebbench.report.columns import Column, Format, TableInfo, row_cells, shown
 
-ESSENTIAL: tuple[str, ...] = ("stack", "ratio", "valid", "rps", "next", "cpu_ms_per_req", "rss")
+ESSENTIAL: tuple[str, ...] = ("stack", "ratio", "python", "valid", "rps", "next", "cpu_ms_per_req", "rss")
 """The default table's columns, most essential first (shown in COLUMNS' order). Where the terminal
 is too narrow for them all they go from the end: memory, then CPU per request, the verdict against
-the next row, req/s (the ratio is the comparison), then validity (the (!) lines below still say it);
+the next row, req/s (the ratio is the comparison), then validity (the (!) lines below still say it),
+then the interpreter that ran (a column only where one was asked for or is free-threaded);
 never the stack or the ratio with its interval."""
 
 KEPT = 2

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from pywebbench.results.load import Latency as Latency, LoadResult as LoadResult, SocketErrors as SocketErrors
 from pywebbench.results.server import ServerCgroup, WorkerSizing
-from pywebbench.results.shapes import ShapeFigures
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # The percentiles every generator reports; the spectrum keeps more points for later analysis.
 HEADLINE_PERCENTILES: tuple[float, ...] = (50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.9)
@@ -64,62 +64,6 @@ class Method(StrEnum):
 
 
 @dataclass(frozen=True)
-class SocketErrors:
-    connect: int = 0
-    read: int = 0
-    write: int = 0
-    timeout: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.connect + self.read + self.write + self.timeout
-
-
-@dataclass(frozen=True)
-class Latency:
-    mean_ms: float
-    stdev_ms: float
-    max_ms: float
-    percentiles: tuple[tuple[float, float], ...]
-    """(percentile, milliseconds) pairs, ascending."""
-
-    def at(self, percentile: float) -> float | None:
-        for pct, value in self.percentiles:
-            if abs(pct - percentile) < 1e-9:
-                return value
-        return None
-
-
-@dataclass(frozen=True)
-class LoadResult:
-    generator: str
-    requests: int
-    duration_s: float
-    socket_errors: SocketErrors
-    non_2xx: int
-    latency: Latency
-    bytes_read: int = 0
-    command: tuple[str, ...] = ()
-    rate: float | None = None
-    """Requested constant rate (open loop, req/s); None for a closed-loop run."""
-    latency_uncorrected: Latency | None = None
-    """Open loop only: latency from each request's actual send time, which hides stalls
-    (coordinated omission); `latency` is then measured from the intended send time."""
-    per_second: tuple[tuple[int, int, int, int], ...] = ()
-    """A replayed log (loadgen/replay.py), each second of the window: requests the recording
-    scheduled, requests offered (sent, or due while every connection was busy), answers received,
-    requests that waited for a busy connection; () otherwise."""
-    shape: ShapeFigures | None = None  # a connection shape's connections, file limits, memory (loadgen/shapes.py)
-    @property
-    def rps(self) -> float:
-        return self.requests / self.duration_s if self.duration_s > 0 else 0.0
-
-    @property
-    def errors(self) -> int:
-        return self.socket_errors.total + self.non_2xx
-
-
-@dataclass(frozen=True)
 class StackInfo:
     """The stack as it ran: the catalog entry plus the counts it was given."""
 
@@ -145,6 +89,12 @@ class StackInfo:
     """What /posts read: postgresql or sqlite (--db)."""
     sizing: WorkerSizing | None = None
     """workers=auto: the count the server chose (then also `workers`) and the CPUs it could see."""
+    interpreter: str | None = None
+    """The interpreter its workers ran, read from /proc/PID/exe of a worker: 'CPython 3.11.7
+    (/root/.pyenv/versions/3.11.7/bin/python3.11)'; None where not read (a native server, a remote host)."""
+    gil: str | None = None
+    """A free-threaded build's GIL as its workers reported it after the launch's checks: 'off', or
+    'on' when an extension module turned it back on (not free-threaded then); None otherwise."""
 
 
 class Cell(NamedTuple):
@@ -167,6 +117,8 @@ class Cell(NamedTuple):
     """The round trip added on each link between hosts (None: one host, no links)."""
     cpu_quota: float | None = None
     memory_limit: int | None = None
+    python: str | None = None
+    pin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +154,12 @@ class TrialSpec:
     """The app server's CFS quota in CPUs (--cpu-quota); None: unlimited."""
     memory_limit: int | None = None
     """The app server's memory limit in bytes (--memory-limit); None: unlimited."""
+    python: str | None = None
+    """The interpreter asked for (--python, --knob python): '3.12', '3.14t', 'pypy3', a path; None:
+    pywebbench's own. Which one ran is StackInfo.interpreter."""
+    pin: str | None = None
+    """A package's version or source put in place of the catalog's (--pin, --knob pin); what got
+    installed is the environment record's freeze."""
     alias: str = ""
     """A second name for the same stack (calibrate's A/A and A/B runs), '' otherwise."""
     app_env: tuple[tuple[str, str], ...] = ()
@@ -227,7 +185,8 @@ class TrialSpec:
         """What must match for two trials to be compared (ratios, repeats)."""
         return Cell(self.workload, self.connections, self.workers, self.threads, self.topology,
                     self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size,
-                    len(self.stack_cpus), self.rate, self.rtt_s, self.cpu_quota, self.memory_limit)
+                    len(self.stack_cpus), self.rate, self.rtt_s, self.cpu_quota, self.memory_limit, self.python,
+                    self.pin)
 
     @property
     def label(self) -> str:

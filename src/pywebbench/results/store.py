@@ -151,6 +151,12 @@ def migrate(record: dict[str, Any], version: int) -> dict[str, Any]:
         if record.get("record") == "run":
             record = {**record, "schema_version": 6}
         version = 6
+    if version == 6:
+        # 7 added the interpreter and the pinned package asked for (TrialSpec.python, pin) and the
+        # interpreter a server ran with its GIL (StackInfo.interpreter, gil), all defaulted.
+        if record.get("record") == "run":
+            record = {**record, "schema_version": 7}
+        version = 7
     return record
 
 

@@ -53,17 +53,21 @@ class EnvSpec:
     requirements: tuple[str, ...]
     overrides: tuple[str, ...] = ()
     python: str = sys.executable
+    fingerprint: str = ""
+    """A local checkout's state (stage/pinning.py): the same requirements, new files, a new environment."""
+    rebuilt: tuple[str, ...] = ()
+    """Packages uv builds afresh instead of taking its cached wheel (a local checkout's)."""
 
     @property
     def hash(self) -> str:
-        payload = json.dumps(
-            {
-                "requirements": sorted(self.requirements),
-                "overrides": sorted(self.overrides),
-                "python": _python_identity(self.python),
-            },
-            sort_keys=True,
-        )
+        asked: dict[str, object] = {
+            "requirements": sorted(self.requirements),
+            "overrides": sorted(self.overrides),
+            "python": _python_identity(self.python),
+        }
+        if self.fingerprint:  # only then: every other environment keeps the hash it had
+            asked["fingerprint"] = self.fingerprint
+        payload = json.dumps(asked, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -148,6 +152,8 @@ class EnvironmentBuilder:
                 overrides = path / "overrides.txt"
                 overrides.write_text("\n".join(spec.overrides) + "\n")
                 install += ["--override", str(overrides)]
+            for name in spec.rebuilt:
+                install += ["--refresh-package", name, "--reinstall-package", name]
             _run(install, env)
             freeze = _run([uv, "pip", "freeze", "--python", str(path / "bin" / "python")], env)
         except (EnvBuildError, PatchedBuildError) as exc:

@@ -54,6 +54,16 @@ def build_meinheld(wheelhouse: Path, python: str, uv: str, env: dict[str, str]) 
         _run([uv, "build", "--quiet", "--wheel", "--python", python, "-o", str(wheelhouse), str(src)], env)
 
 
+def _wheel_tag(python: str, env: dict[str, str]) -> str:
+    """The interpreter's wheel tag: cp311, cp314t (free-threaded), pp39."""
+    code = ("import sys, sysconfig; i = sys.implementation.name; v = '%d%d' % sys.version_info[:2]; "
+            "print(('pp' if i == 'pypy' else 'cp') + v + ('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))")
+    done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise PatchedBuildError(f"{python} does not start: {done.stderr.strip()[-200:]}")
+    return done.stdout.strip()
+
+
 BUILDERS: dict[str, Callable[[Path, str, str, dict[str, str]], None]] = {MEINHELD: build_meinheld}
 
 
@@ -66,8 +76,9 @@ def ensure_patched(requirements: tuple[str, ...], wheelhouse: Path, python: str,
     wheelhouse.mkdir(parents=True, exist_ok=True)
     with open(wheelhouse / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        tag = _wheel_tag(python, env)
         for requirement in wanted:
             name, _, version = requirement.partition("==")
-            if not any(wheelhouse.glob(f"{name}-{version}-*.whl")):
+            if not any(wheelhouse.glob(f"{name}-{version}-{tag}-*.whl")):  # one wheel per interpreter
                 BUILDERS[requirement](wheelhouse, python, uv, env)
     return True
