@@ -53,6 +53,10 @@ def test_an_import_failure_in_a_server_log_is_one_line() -> None:
     tail = "Traceback (most recent call last):\n  File \"x\", line 1\nImportError: cannot import name 'x' from 'y'\n"
     assert import_problem(tail) == "does not import: ImportError: cannot import name 'x' from 'y'"
     assert import_problem("[INFO] Booting worker") is None
+    argparse = "usage: gunicorn [OPTIONS] [APP_MODULE]\ngunicorn: error: unrecognized arguments: --no-control-socket\n"
+    assert import_problem(argparse) == "does not take --no-control-socket (a flag of the catalog's command line)"
+    assert import_problem("Usage: uvicorn [OPTIONS] APP\nError: No such option: --h11-max-incomplete-event-size") \
+        == "does not take --h11-max-incomplete-event-size (a flag of the catalog's command line)"
 
 
 class FakeBuilder:

@@ -13,6 +13,8 @@ _NO_WHEEL_TAG = re.compile(r"You require [^(]*\(`(?P<tag>[^`]+)`\)")
 _NO_WHEEL_PLAIN = re.compile(r"(?P<what>\S+) has no wheels with a (?P<kind>[a-z -]+) (?:ABI|platform) tag")
 _FAILED_BUILD = re.compile(r"Failed to build `(?P<what>[^`]+)`")
 _IMPORT = re.compile(r"^\s*(?P<error>(?:ModuleNotFoundError|ImportError|OSError|AttributeError|SyntaxError): .+)$", re.M)
+_UNKNOWN_FLAG = re.compile(r"(?:error: unrecognized arguments:|Error: No such option:|error: no such option:)\s*"
+                           r"(?P<flag>[^\n]+)")
 MAX = 120
 
 
@@ -33,9 +35,15 @@ def install_problem(message: str) -> str:
 
 
 def import_problem(log_tail: str) -> str | None:
-    """The import error that stopped a server, from its log; None when none is there."""
+    """What stopped a server on this interpreter or version, from its log: an import error, or a
+    flag of the catalog's command line its version does not take; None when neither is there."""
     found = _IMPORT.findall(log_tail)
-    return f"does not import: {found[-1].strip()}"[:MAX] if found else None
+    if found:
+        return f"does not import: {found[-1].strip()}"[:MAX]
+    flag = _UNKNOWN_FLAG.search(log_tail)
+    if flag is not None:
+        return f"does not take {flag['flag'].strip()} (a flag of the catalog's command line)"[:MAX]
+    return None
 
 
 def _last_line(message: str) -> str:
