@@ -9,6 +9,7 @@ from typing import Any, NoReturn
 
 from pywebbench import __version__
 from pywebbench.analyze.calibrate import DEFAULT_SLOWDOWN
+from pywebbench.commands.pin_gate import add_gate_flags
 from pywebbench.commands.python import add_python_parser
 from pywebbench.measure.answers import parse_path
 from pywebbench.plan.declared import Command, add_options, fraction
@@ -192,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--slo", metavar="pNN<TIME", help="with --tune: the objective is the highest offered rate "
                        "(open loop, oha) whose corrected percentile stays under TIME, e.g. 'p99<100ms'")
     _add_ci_files(p_run, "a case per stack and workload, failed by an invalid window")
+    add_gate_flags(p_run)
 
     p_sweep = sub.add_parser("sweep", help="run the benchmark at every point of a grid of knobs", epilog=EXIT_CODES,
                              formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -16,14 +16,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pywebbench.analyze.gate import BASE, HEAD, Gate, GateFigure, head_over_base
+from pywebbench.analyze.gate import BASE, HEAD, Gate, head_over_base
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.tuning import Tuning
 from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import ConcurrencyType, Interface, ServerVariant, Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.commands.ci import (
-    check_ci_files, finish_run, gate_drawn, refuse_ci_files, write_gate_files, write_run_files,
+    DEFAULT_GATE, check_ci_files, finish_run, gate_drawn, gate_exit_code, refuse_ci_files, write_gate_files,
+    write_run_files,
 )
 from pywebbench.errors import UserError
 from pywebbench.execute import Job, Outcome
@@ -76,8 +77,6 @@ class _Prepared:
         return self.traffic.requests
 
 
-DEFAULT_GATE = 0.02
-"""The threshold a baseline run is judged at without --fail-on-regression."""
 
 
 def run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code: Callable[[Outcome], int],
@@ -184,15 +183,7 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
 
 
 def _gate_code(args: argparse.Namespace, gate: Gate, outcome: Outcome, code: int, note: Callable[[str], None]) -> int:
-    if args.fail_on_regression is None:
-        note(f"the gate judged at +-{DEFAULT_GATE:.0%} and did not fail the run: --fail-on-regression PCT does")
-        return code
-    if gate.failed:
-        return 1
-    # A gate judges what was measured: a flagged window (a busy runner) does not fail it, a
-    # req/s without an interval (windows lost, the run cut short) does.
-    judged = all(r.interval is not None for r in gate.rows if r.figure is GateFigure.RPS)
-    return 0 if outcome.status == "complete" and gate.rows and judged else code or 1
+    return gate_exit_code(args.fail_on_regression, gate, outcome.status == "complete", code, note)
 
 
 def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = lambda text: None) -> Slo | None:

@@ -80,9 +80,10 @@ def test_a_free_threaded_build_is_asked_about_its_gil_and_pypy_s_cells_say_why_n
     assert "needs Python>=3.10, this is 3.9" in report
 
 
-def _bottle_repo(tmp_path: Path) -> tuple[Path, str, str]:
+def bottle_repo(tmp_path: Path, slowed: bool = False) -> tuple[Path, str, str]:
     """A local git repository of Bottle (its one module, from the catalog's own release) with a
-    pyproject, at two commits tagged v1 and v2 that differ in their version."""
+    pyproject, at two commits tagged v1 and v2 that differ in their version (and, `slowed`, v2 spins
+    30,000 loops in every request, several times Bottle's own work on hello)."""
     built = EnvironmentBuilder().ensure(EnvSpec(("bottle==0.13.4",), (), sys.executable))
     module = next(built.path.glob("lib/python*/site-packages/bottle.py"))
     repo = tmp_path / "bottle"
@@ -97,6 +98,11 @@ def _bottle_repo(tmp_path: Path) -> tuple[Path, str, str]:
 
     git("init", "-q")
     for tag in ("v1", "v2"):
+        if slowed and tag == "v2":
+            text = (repo / "bottle.py").read_text()
+            head = '        """ The bottle WSGI-interface. """\n'
+            assert text.count(head) == 1
+            (repo / "bottle.py").write_text(text.replace(head, head + "        for _ in range(30000):\n            pass\n"))
         (repo / "pyproject.toml").write_text(
             '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
             f'[project]\nname = "bottle"\nversion = "0.13.4.post{tag[1]}"\n[tool.setuptools]\npy-modules = ["bottle"]\n')
@@ -107,7 +113,7 @@ def _bottle_repo(tmp_path: Path) -> tuple[Path, str, str]:
 
 
 def test_a_framework_at_two_git_refs_in_one_run_with_each_freeze_recorded(tmp_path: Path) -> None:
-    repo, first, second = _bottle_repo(tmp_path)
+    repo, first, second = bottle_repo(tmp_path)
     url = f"git+{repo.as_uri()}"
     out = tmp_path / "run"
     done = pywebbench("run", "--stack", "bottle:gunicorn-sync", "--stack", "flask:gunicorn-sync",

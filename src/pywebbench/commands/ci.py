@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pywebbench.console import err
 from pywebbench.errors import UserError
-from pywebbench.analyze.gate import Gate
+from pywebbench.analyze.gate import Gate, GateFigure
 from pywebbench.analyze.profile_pairs import gate_pairs
 from pywebbench.report.junit import gate_junit, run_junit
 from pywebbench.report.profile_diff import Drawn, changes_markdown, write_diff_flames
@@ -23,6 +23,8 @@ from pywebbench.results.store import load_results
 
 Text = Callable[[], str]
 """A file's text, made only when the file was asked for."""
+DEFAULT_GATE = 0.02
+"""The threshold a gate (app --baseline-*, run --base-pin/--head-pin) is judged at without --fail-on-regression."""
 
 
 def wanted(args: argparse.Namespace) -> bool:
@@ -106,3 +108,16 @@ def write_gate_files(args: argparse.Namespace, run_dir: Path, gate: Gate, code: 
 def gate_drawn(run_dir: Path) -> tuple[Drawn, ...]:
     """A gate run's differential flame graphs (base and head both profiled), written beside its profiles."""
     return write_diff_flames(run_dir, gate_pairs(load_results(run_dir).profiles))
+
+
+def gate_exit_code(fail_on_regression: float | None, gate: Gate, complete: bool, code: int,
+                   note: Callable[[str], None]) -> int:
+    """A gate run's exit code: 1 on a regression past --fail-on-regression, or when req/s got no
+    interval (windows lost, the run cut short); a flagged window (a busy runner) does not fail it."""
+    if fail_on_regression is None:
+        note(f"the gate judged at +-{DEFAULT_GATE:.0%} and did not fail the run: --fail-on-regression PCT does")
+        return code
+    if gate.failed:
+        return 1
+    judged = all(r.interval is not None for r in gate.rows if r.figure is GateFigure.RPS)
+    return 0 if complete and gate.rows and judged else code or 1

@@ -8,6 +8,7 @@ from pywebbench.analyze.tuning import Tuning
 from pywebbench.catalog.registry import Catalog
 from pywebbench.commands.ci import check_ci_files, finish_run, refuse_ci_files
 from pywebbench.commands.common import command_flags, command_options, options_and_knobs
+from pywebbench.commands.pin_gate import cmd_pin_gate, gating
 from pywebbench.console import err, exit_code, run_in_terminal
 from pywebbench.errors import UserError
 from pywebbench.execute import Job
@@ -25,6 +26,8 @@ from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stack
 
 
 def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
+    if gating(args) or args.fail_on_regression is not None:  # a package's pull request against its base
+        return cmd_pin_gate(args, catalog)
     if args.shards is not None:
         refuse_ci_files(args, "a sharded run's answer is its chained shards.md")
         return cmd_sharded(args, catalog)

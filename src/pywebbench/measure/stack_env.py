@@ -25,6 +25,9 @@ from pywebbench.stage.interpreters import Interpreter, resolve
 from pywebbench.stage.pinning import ExactPin, exact
 from pywebbench.stage.skip_reasons import import_problem, install_problem
 
+PIN_ENV = "PWB_PIN"
+"""A variant's own pin, in its app environment (a gate's base and head: commands/pin_gate.py); it
+wins over the cell's, and the results keep it with each window (TrialSpec.app_env)."""
 NO_BINARY_WHEELS = {"psycopg[binary]": "psycopg"}
 """Requirements with no wheels for free-threaded CPython or PyPy, and what replaces them there."""
 
@@ -56,7 +59,8 @@ class StackEnvironments:
 
     def ask(self, stack: Stack, trial: TrialSpec) -> Asked:
         interpreter = self._interpreter(trial.python) if trial.python else None
-        pin = self._pin(trial.pin) if trial.pin else None
+        pin_text = dict(trial.app_env).get(PIN_ENV) or trial.pin
+        pin = self._pin(pin_text) if pin_text else None
         requirements, overrides = list(stack.requirements), list(stack.overrides)
         if interpreter is not None and (interpreter.free_threaded or interpreter.implementation == "pypy"):
             requirements = [_portable(r) for r in requirements]
@@ -76,10 +80,11 @@ class StackEnvironments:
             raise EnvUnavailable(str(exc)) from exc
         if asked.pin is not None:
             try:  # the stack's own environment says whether it uses the package at all
-                plain: BuiltEnv | None = self._build(self.ask(stack, replace(trial, pin=None)), trial)
+                unpinned = replace(trial, pin=None, app_env=tuple(p for p in trial.app_env if p[0] != PIN_ENV))
+                plain: BuiltEnv | None = self._build(self.ask(stack, unpinned), trial)
             except EnvUnavailable:
                 plain = None  # (the catalog's pins may not install here while the pinned version does)
-            if plain is not None and not any(_name(line) == asked.pin.pin.name for line in plain.record.freeze):
+            if plain is not None and not uses(plain, asked.pin.pin.name):
                 if (stack.id, asked.pin.pin.text) not in self._unused:
                     self._unused.add((stack.id, asked.pin.pin.text))
                     self.on_note(f"{stack.id} does not use {asked.pin.pin.name}: it runs unchanged at pin "
@@ -91,7 +96,7 @@ class StackEnvironments:
         try:
             return self.builder.ensure(asked.spec)
         except EnvBuildError as exc:
-            if not (trial.python or trial.pin):  # the catalog's own environment: as it always said
+            if not (trial.python or trial.pin or PIN_ENV in dict(trial.app_env)):  # the catalog's own: as it always said
                 raise EnvUnavailable(f"environment build failed: {exc}") from exc
             on = f" on {asked.interpreter.name}" if asked.interpreter is not None else ""
             raise EnvUnavailable(f"{install_problem(str(exc))}{on}\nenvironment build failed: {exc}") from exc
@@ -105,6 +110,11 @@ class StackEnvironments:
         if text not in self._pins:  # a branch is read once: every launch of the run builds the same commit
             self._pins[text] = exact(text)
         return self._pins[text]
+
+
+def uses(env: BuiltEnv, package: str) -> bool:
+    """Whether the environment holds the (normalised) package: its freeze names it."""
+    return any(_name(line) == package for line in env.record.freeze)
 
 
 def unimportable(trial: TrialSpec, log_tail: str, status: TrialStatus, error: str) -> tuple[TrialStatus, str]:
