@@ -278,9 +278,7 @@ class Runner:
         """Where a free-threaded build's workers answer the GIL question (apps/pwb_runtime.py)."""
         if session.stack.server.native is not None or not isinstance(self.placement, LocalPlacement):
             return {}
-        answers = self.run_dir / "runtime" / label
-        answers.mkdir(parents=True, exist_ok=True)
-        return {RUNTIME_ENV: str(answers)}
+        return {RUNTIME_ENV: str(self.run_dir / "runtime" / label)}  # made when asked (free-threaded only)
 
     def _runtime(self, session: Session, info: StackInfo, server: RunningServer, label: str) -> StackInfo:
         """The interpreter the workers run, and a free-threaded build's GIL, read back after the checks

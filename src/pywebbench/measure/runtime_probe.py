@@ -111,6 +111,7 @@ def ask_gil(leaves: Sequence[int], answers: Path, nudge: Callable[[], None] = la
     Python runs a signal's handler when the worker next runs Python code: a worker waiting in a
     server's C loop (uWSGI's) only does so when a request reaches it, so requests are sent while
     the answers are awaited."""
+    answers.mkdir(parents=True, exist_ok=True)
     for old in answers.glob("*.json"):
         old.unlink(missing_ok=True)
     deadline = time.monotonic() + wait_s
