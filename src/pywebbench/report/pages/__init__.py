@@ -14,12 +14,13 @@ from pathlib import Path
 from pywebbench.errors import UserError
 from pywebbench.plan.declared import reference_table
 from pywebbench.report.pages import (catalog, coverage, default_run, gate_series, host_noise, method, rankings,
-                                     readme_tuning, real_apps, real_traffic, seeds)
+                                     profiles, readme_tuning, real_apps, real_traffic, seeds)
 
 PAGES: dict[str, Callable[[Path], str]] = {
     "catalog.md": catalog.render,
     "method.md": method.render,
     "rankings.md": rankings.render,
+    "profiles.md": profiles.render,
     "real-apps.md": real_apps.render,
     "real-traffic.md": real_traffic.render,
     "seeds.md": seeds.render_index,
