@@ -38,8 +38,11 @@ def test_an_unchanged_head_passes_and_a_slowed_one_fails(tmp_path: Path) -> None
                       "--out", str(slowed))
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-3000:]
     verdicts = {(r["stack"], r["figure"]): r["verdict"] for r in json.loads((slowed / "gate.json").read_text())["rows"]}
-    assert verdicts[("bottle:gunicorn-sync", "req/s")] == "regression", verdicts
-    assert "bottle:gunicorn-sync req/s: head/base" in done.stdout
+    # The slowed head spends more CPU per request, which the gate sees whatever else runs; req/s
+    # is judged too, and a busy neighbour may leave it unresolved (a 2-core CI runner).
+    assert verdicts[("bottle:gunicorn-sync", "CPU/req")] == "regression", verdicts
+    assert verdicts[("bottle:gunicorn-sync", "req/s")] in ("regression", "unresolved"), verdicts
+    assert "bottle:gunicorn-sync CPU/req: head/base" in done.stdout
     freezes = {t.spec.alias: [line for line in load_results(slowed).environments[t.stack.env_hash].freeze
                               if line.startswith("bottle")] for t in load_results(slowed).trials}
     assert freezes["base"] != freezes["head"]
