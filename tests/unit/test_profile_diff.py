@@ -78,3 +78,19 @@ def test_total_time_counts_a_recursive_function_once_per_sample() -> None:
     stacks = Stacks.of({("main", "walk", "walk", "walk"): 5, ("main", "other"): 5})
     walk = next(f for f in top_functions(stacks) if f.function == "walk")
     assert (walk.own, walk.total, walk.total_share) == (5, 5, 0.5)
+
+
+def test_a_busy_loop_on_a_native_clock_is_its_python_functions_time() -> None:
+    """The head's injected function spins on time.perf_counter: its samples end in libc's clock,
+    and the gate must still name the Python function, not libc."""
+    handler, query = "notes (notes.py)", "execute (sqlite3/dbapi.py)"
+    base = Stacks.of({(handler, query, "sqlite3_step (libsqlite3.so.0)"): 70, (handler, "jsonify (flask/json.py)"): 30})
+    head = Stacks.of({(handler, query, "sqlite3_step (libsqlite3.so.0)"): 70, (handler, "jsonify (flask/json.py)"): 30,
+                      (handler, "_audit_trail (notes.py)", "clock_gettime (libc.so.6)"): 20,
+                      (handler, "_audit_trail (notes.py)", "[unknown] (libc.so.6)"): 5})
+    first = top_changes(base, head, 3)[0]
+    assert first.function == "_audit_trail (notes.py)" and first.base == 0.0
+    assert first.head == pytest.approx(25 / 125)
+    assert own_shares(base)[query] == pytest.approx(0.7)  # the native step counts with the query's Python frame
+    grown = grew_most(base, head)
+    assert grown is not None and grown.function == "_audit_trail (notes.py)"

@@ -3,7 +3,10 @@ profile's samples in each, and what changed.
 
 Shares, not sample counts: the two windows need not hold the same number of samples (a faster
 head serves more requests in the same seconds, at the same sampling rate). A function's share is
-its own time (innermost frame) over every sample of that profile. The differential flame graph
+its own time over every sample of that profile, own time going to the innermost Python frame:
+the native calls a Python function makes (a C extension, libc, the vDSO's clock) count with it,
+so a gate names the Python function that grew (a busy loop on time.perf_counter is its own
+function's time, not libc's), as a reviewer would look for it. The differential flame graph
 draws head's call tree, each frame coloured by how its share of the samples (at that place in
 the tree) moved from base: red grew, blue shrank, pale unchanged; a frame base never had is
 pure red. Frames only base had are not drawn (they are in the table, with a head share of 0).
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 
 from pywebbench.profile.flame import Node, call_tree, flame_svg
 from pywebbench.profile.stacks import Stack, Stacks
-from pywebbench.profile.top import own_counts
+from pywebbench.profile.top import python_own_counts
 
 FULL_COLOUR_AT = 0.05
 """A change of this share of the samples (5 points) or more takes the full red or blue."""
@@ -36,7 +39,7 @@ class FunctionShare:
 
 def own_shares(stacks: Stacks) -> dict[str, float]:
     total = stacks.total
-    return {name: count / total for name, count in own_counts(stacks).items()} if total else {}
+    return {name: count / total for name, count in python_own_counts(stacks).items()} if total else {}
 
 
 def differential(base: Stacks, head: Stacks) -> tuple[FunctionShare, ...]:

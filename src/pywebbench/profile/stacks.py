@@ -35,6 +35,11 @@ class Frame:
     """As py-spy printed it: a Python file, a native library, or '' when it gave none."""
     line: int | None = None
 
+    @property
+    def python(self) -> bool:
+        """A frame of Python code (a .py file, or `<string>`-like code), not a native library's."""
+        return self.path.endswith(".py") or self.path.startswith("<")
+
 
 def parse_frame(text: str) -> Frame:
     found = _FRAME.match(text)

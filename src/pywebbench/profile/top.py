@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from pywebbench.profile.stacks import Stacks
+from pywebbench.profile.stacks import Stacks, parse_frame
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,16 @@ def own_counts(stacks: Stacks) -> Counter[str]:
     found: Counter[str] = Counter()
     for stack, count in stacks.counts:
         found[stack[-1]] += count
+    return found
+
+
+def python_own_counts(stacks: Stacks) -> Counter[str]:
+    """Own time by Python function: each sample to its innermost Python frame, the native calls
+    below it (a C extension, libc, the vDSO's clock) counted with the Python code that made them;
+    a sample with no Python frame stays with its leaf."""
+    found: Counter[str] = Counter()
+    for stack, count in stacks.counts:
+        found[next((text for text in reversed(stack) if parse_frame(text).python), stack[-1])] += count
     return found
 
 
