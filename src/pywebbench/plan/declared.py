@@ -30,7 +30,7 @@ from pywebbench.plan.options import (
 )
 from pywebbench.plan.generators import CHOSEN_GENERATORS
 from pywebbench.plan.limits import AUTO
-from pywebbench.plan.sweep import Knob, parse_values
+from pywebbench.plan.sweep import Knob, KnobValue, parse_values
 from pywebbench.results.server import AUTO_WORKERS
 
 
@@ -112,20 +112,20 @@ def worker_count(text: str) -> int:
     return positive_int(text)
 
 
-def _one(knob: Knob, text: str) -> float:
-    """One value of a knob, read and checked as `--knob` reads it."""
+def _one(knob: Knob, text: str) -> KnobValue:
+    """One value of a knob, read, checked and normalised as `--knob` reads it."""
     try:
         values = parse_values(knob, text)
     except UserError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     if len(values) != 1:
         raise argparse.ArgumentTypeError(f"{text!r} is one value (sweep with --knob {knob.value}=A,B)")
-    return float(values[0])
+    return values[0]
 
 
 def cpu_amount(text: str) -> float:
     """CPUs of time, such as 0.5 or 1.5."""
-    return _one(Knob.CPU_QUOTA, text)
+    return float(_one(Knob.CPU_QUOTA, text))
 
 
 def byte_size(text: str) -> int:
@@ -134,22 +134,11 @@ def byte_size(text: str) -> int:
 
 
 def python_value(text: str) -> str:
-    return _text(Knob.PYTHON, text)
+    return str(_one(Knob.PYTHON, text))
 
 
 def pin_value(text: str) -> str:
-    return _text(Knob.PIN, text)
-
-
-def _text(knob: Knob, text: str) -> str:
-    """One value of a text knob, normalised as `--knob` normalises it."""
-    try:
-        values = parse_values(knob, text)
-    except UserError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if len(values) != 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is one value (sweep with --knob {knob.value}=A,B)")
-    return str(values[0])
+    return str(_one(Knob.PIN, text))
 
 
 def positive_rate(text: str) -> float:
