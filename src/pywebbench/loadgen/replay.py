@@ -31,8 +31,7 @@ from pywebbench.catalog.schedule import per_second
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.loadgen.oha import latency_spectrum
-from pywebbench.loadgen.vegeta import NS_PER_MS, NS_PER_S, MS_PER_S, Records, read_records, socket_errors, \
-    waited_for_a_worker
+from pywebbench.loadgen.vegeta import NS_PER_MS, NS_PER_S, MS_PER_S, Records, read_records, due_times, socket_errors
 from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import LoadResult
 from pywebbench.stage.envs import cache_root
@@ -135,13 +134,9 @@ def parse_replay(records: Records, intended_offsets_ns: npt.NDArray[np.int64], d
                            "it stopped early")
     answered = records.code != 0
     statuses = records.code[answered]
-    due = intended_offsets_ns[records.seq]
-    began = int((records.sent_ns - due).min())  # no request goes out before its time
-    intended = began + due
+    due = due_times(records, intended_offsets_ns[records.seq], workers)
+    began, intended, queued, start = due.began, due.intended, due.queued, due.start
     end = records.sent_ns + records.latency_ns
-    queued = (np.ones(len(records), dtype=bool) if workers is None
-              else waited_for_a_worker(records, intended, workers))
-    start = np.where(queued, np.minimum(intended, records.sent_ns), records.sent_ns)
     window_ns = int(end.max()) - began
     scheduled = per_second(((intended - began) / NS_PER_S).tolist(), duration_s)
     # Offered when sent, or, for a request that found every connection busy, at its intended

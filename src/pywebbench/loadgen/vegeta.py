@@ -234,6 +234,31 @@ def waited_for_a_worker(records: Records, intended_ns: npt.NDArray[np.int64], wo
     return np.asarray(in_flight >= workers)
 
 
+@dataclass(frozen=True, eq=False)
+class Due:
+    """When each request of a run was due, and whether it waited for a busy worker."""
+
+    began: int
+    """The attack's start (ns), as the earliest send allows: no request goes out before its time."""
+    intended: npt.NDArray[np.int64]
+    """Each request's intended send time (ns)."""
+    queued: npt.NDArray[np.bool_]
+    """Found every worker busy at its intended time (the wait the server caused)."""
+    start: npt.NDArray[np.int64]
+    """Where its corrected latency is timed from: its intended time if it queued, else its send."""
+
+
+def due_times(records: Records, due_ns: npt.NDArray[np.int64], workers: int | None) -> Due:
+    """Each request's intended time from its offset after the attack began (`due_ns`, by request),
+    and its corrected start; `workers` None: every late request counts as queued."""
+    began = int((records.sent_ns - due_ns).min()) if len(records) else 0
+    intended = began + due_ns
+    queued = (np.ones(len(records), dtype=bool) if workers is None
+              else waited_for_a_worker(records, intended, workers))
+    start = np.where(queued, np.minimum(intended, records.sent_ns), records.sent_ns)
+    return Due(began, intended, queued, start)
+
+
 def parse_vegeta(report: Mapping[str, Any], records: Records, command: tuple[str, ...] = (),
                  rate: float | None = None, interval_ns: int | None = None, workers: int | None = None) -> LoadResult:
     """Build a LoadResult from vegeta's JSON report and the CSV records of the same run.
@@ -252,14 +277,9 @@ def parse_vegeta(report: Mapping[str, Any], records: Records, command: tuple[str
     else:
         if interval_ns is None:
             interval_ns = rate_flag(rate)[1]
-        due = (records.seq + 1) * interval_ns  # after the attack began
-        began = int((records.sent_ns - due).min()) if len(records) else 0
+        due = due_times(records, (records.seq + 1) * interval_ns, workers)  # after the attack began
         end = records.sent_ns + records.latency_ns
-        intended = began + due
-        queued = (np.ones(len(records), dtype=bool) if workers is None
-                  else waited_for_a_worker(records, intended, workers))
-        start = np.where(queued, np.minimum(intended, records.sent_ns), records.sent_ns)
-        latency, uncorrected = latency_spectrum((end - start)[answered] / NS_PER_MS), from_sent
+        latency, uncorrected = latency_spectrum((end - due.start)[answered] / NS_PER_MS), from_sent
     window_ns = int(report.get("duration", 0)) + int(report.get("wait", 0))  # first send to last answer
     return LoadResult(
         generator="vegeta",
