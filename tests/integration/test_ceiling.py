@@ -8,7 +8,7 @@ import psutil
 import pytest
 
 from pywebbench.analyze.rows import recorded_ceilings
-from pywebbench.measure.ceiling import NO_CEILING, WINDOW_S, CeilingReading, GeneratorCeiling
+from pywebbench.measure.ceiling import NO_CEILING, CeilingReading, GeneratorCeiling, ceiling_seconds
 from pywebbench.loadgen.registry import make_generator
 from pywebbench.measure.machine import usable_cpus
 from pywebbench.results.model import ResultSet, ServiceRecord, TrialSpec
@@ -67,7 +67,7 @@ def test_the_ceiling_is_a_positive_rate_wrk_reached_against_nginx(wrk_ceiling: M
     assert record.config["nginx_workers"] == max(1, len(STACK_CPUS))
     assert record.config["stack_cpus"] == list(STACK_CPUS)
     assert record.config["loadgen_cpus"] == list(LOADGEN_CPUS)
-    assert record.config["window_s"] == WINDOW_S
+    assert record.config["window_s"] == ceiling_seconds(_spec(4))[1] == 1.0  # the trial's own window
 
 
 def test_it_is_measured_once_per_setting(wrk_ceiling: Measured) -> None:
@@ -76,7 +76,7 @@ def test_it_is_measured_once_per_setting(wrk_ceiling: Measured) -> None:
     # Two settings measured, two records, two timings: the repeat cost nothing.
     assert [r.config["connections"] for r in wrk_ceiling.records] == [4, 2]
     assert len(wrk_ceiling.seconds) == 2
-    assert all(s >= WINDOW_S for s in wrk_ceiling.seconds)  # each paid the warmup and the window
+    assert all(s >= sum(ceiling_seconds(_spec(4))) for s in wrk_ceiling.seconds)  # each paid the warmup and the window
     assert wrk_ceiling.rps("c2") > 0
 
 

@@ -2,8 +2,8 @@
 
 A Python stack close to that figure is measured by the generator, not by itself. The
 ceiling is measured once per run for each generator setting that shapes it (connections,
-the generator's and the stack's CPUs, keep-alive), with nginx pinned to the stack's CPUs
-and given one worker per CPU, and recorded as a service record.
+the generator's and the stack's CPUs, keep-alive, the window's length), with nginx pinned to
+the stack's CPUs and given one worker per CPU, and recorded as a service record.
 """
 
 from __future__ import annotations
@@ -24,6 +24,15 @@ from pywebbench.catalog.workloads import get_workload
 HOST = "127.0.0.1"
 WARMUP_S = 1.0
 WINDOW_S = 2.0
+SHORTEST_S = 0.5
+"""The ceiling's warm-up and window are the trial's own, between SHORTEST_S and the values above:
+a ceiling read over a longer window than the trials it bounds is no more use to them, and a run
+of short windows (a test of the plumbing, a quick look) would otherwise pay 3 s for it."""
+
+
+def ceiling_seconds(spec: TrialSpec) -> tuple[float, float]:
+    """The warm-up and the window a ceiling for this trial is read over."""
+    return (min(WARMUP_S, max(SHORTEST_S, spec.warmup_s)), min(WINDOW_S, max(SHORTEST_S, spec.duration_s)))
 
 
 def _pin(pids: tuple[int, ...], cpus: tuple[int, ...]) -> None:
@@ -75,7 +84,7 @@ class GeneratorCeiling:
             return NO_CEILING  # open loop offers a fixed rate: there is no ceiling to approach
         if not Path(BINARY).exists():
             return CeilingReading(problem=f"nginx is not installed at {BINARY}")
-        key = (spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests)
+        key = (spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests, ceiling_seconds(spec))
         if key not in self._known:
             started = time.monotonic()
             self._known[key] = self._measure(spec)
@@ -85,19 +94,20 @@ class GeneratorCeiling:
     def _measure(self, spec: TrialSpec) -> CeilingReading:
         label = f"ceiling-c{spec.connections}-{len(self._known)}"
         workers = max(1, len(spec.stack_cpus))
+        warmup_s, window_s = ceiling_seconds(spec)
         try:
             with NginxService(self.work_dir / label, workers=workers) as nginx:
                 if spec.stack_cpus:
                     _pin(nginx.root_pids(), spec.stack_cpus)
                 request = LoadRequest(
                     url=f"http://{HOST}:{nginx.info.port}{get_workload('static').path}",
-                    connections=spec.connections, duration_s=WARMUP_S, cpus=spec.loadgen_cpus,
+                    connections=spec.connections, duration_s=warmup_s, cpus=spec.loadgen_cpus,
                     requests=spec.requests, timeout_s=self.timeout_s, keepalive=self.keepalive,
                     label=f"{label}.warmup",
                 )
                 self.generator.run(request, self.work_dir / label)
                 window = LoadRequest(
-                    url=request.url, connections=spec.connections, duration_s=WINDOW_S, cpus=spec.loadgen_cpus,
+                    url=request.url, connections=spec.connections, duration_s=window_s, cpus=spec.loadgen_cpus,
                     requests=spec.requests, timeout_s=self.timeout_s, keepalive=self.keepalive, label=label,
                 )
                 load = self.generator.run(window, self.work_dir / label)
@@ -112,7 +122,7 @@ class GeneratorCeiling:
         self.on_record(ServiceRecord("generator-ceiling", version, {
             "generator": load.generator, "connections": spec.connections, "rps": round(load.rps, 1),
             "errors": load.errors, "nginx_workers": workers, "stack_cpus": list(spec.stack_cpus),
-            "loadgen_cpus": list(spec.loadgen_cpus), "requests": spec.requests, "window_s": WINDOW_S,
+            "loadgen_cpus": list(spec.loadgen_cpus), "requests": spec.requests, "window_s": window_s,
         }))
         if not load.requests or load.errors:
             return CeilingReading(problem=f"nginx static answered {load.requests} requests with {load.errors} errors")

@@ -24,7 +24,7 @@ from pywebbench.catalog.workloads import WORKLOADS, Workload
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest, taskset_prefix
 from pywebbench.loadgen.shapes import shapes_binary
 from pywebbench.loadgen.shaping import shaped
-from pywebbench.measure.ceiling import WARMUP_S, WINDOW_S, CeilingReading
+from pywebbench.measure.ceiling import CeilingReading, ceiling_seconds
 from pywebbench.measure.verify import NotReady, wait_ready
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.results.model import LoadResult, ServiceRecord, TrialSpec
@@ -74,7 +74,7 @@ class ShapeCeiling:
         workload = WORKLOADS.get(spec.workload)
         if workload is None or workload.shape is None:
             return self.base(spec)
-        key = (spec.workload, spec.connections, spec.loadgen_cpus, spec.stack_cpus)
+        key = (spec.workload, spec.connections, spec.loadgen_cpus, spec.stack_cpus, ceiling_seconds(spec))
         if key not in self._known:
             started = time.monotonic()
             self._known[key] = self._measure(spec, workload, workload.shape)
@@ -90,7 +90,7 @@ class ShapeCeiling:
         argv = [*taskset_prefix(spec.stack_cpus), str(binary), "serve", "-host", HOST, "-port", str(port)]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         setting = {"workload": workload.name, "connections": spec.connections, "stack_cpus": list(spec.stack_cpus),
-                   "loadgen_cpus": list(spec.loadgen_cpus), "window_s": WINDOW_S, "unit": shape.unit}
+                   "loadgen_cpus": list(spec.loadgen_cpus), "window_s": ceiling_seconds(spec)[1], "unit": shape.unit}
         try:
             with ManagedProcess(argv, env=env, log_dir=self.work_dir / label, name="shapes-serve") as sink:
                 wait_ready(HOST, port, "/hello", timeout_s=10.0, alive=lambda: sink.poll() is None)
@@ -113,13 +113,14 @@ class ShapeCeiling:
         return CeilingReading(rps=load.rps)
 
     def _load(self, spec: TrialSpec, workload: Workload, port: int, pid: int, label: str) -> LoadResult:
+        warmup_s, window_s = ceiling_seconds(spec)
         base = LoadRequest(url=f"http://{HOST}:{port}{workload.path}", connections=spec.connections,
-                           duration_s=WARMUP_S, cpus=spec.loadgen_cpus, timeout_s=self.timeout_s,
+                           duration_s=warmup_s, cpus=spec.loadgen_cpus, timeout_s=self.timeout_s,
                            keepalive=self.keepalive, label=f"{label}.warmup")
         if workload.shape is None or workload.shape.drive.command is None:
             # an HTTP generator warms as for nginx; a Go driver opens its connections before it measures, and
             # a warm-up's would stay in the server's RSS, hiding what the measured ones cost
             self.generator.run(shaped(base, workload.name), self.work_dir / label)
-        window = LoadRequest(url=base.url, connections=spec.connections, duration_s=WINDOW_S, cpus=spec.loadgen_cpus,
+        window = LoadRequest(url=base.url, connections=spec.connections, duration_s=window_s, cpus=spec.loadgen_cpus,
                              timeout_s=self.timeout_s, keepalive=self.keepalive, label=label)
         return self.generator.run(shaped(window, workload.name, (pid,)), self.work_dir / label)
