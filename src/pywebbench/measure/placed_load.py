@@ -3,6 +3,8 @@ runner's LoadGenerator, and the settle load before each window."""
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -30,11 +32,15 @@ class PlacedGenerator:
         return run_together(self.generators, request, work_dir).result
 
     def settle(self, request: LoadRequest, seconds: float, work_dir: Path) -> None:
-        """A discarded load from the first generator host before a window (--settle)."""
+        """A discarded load from the first generator host before a window (--settle, a warmup):
+        `seconds` of it, as on one host (measure/settle.wrk_settle). wrk takes whole seconds, so it
+        is started for longer and its group stopped on time; a 0.25 s settle was a 1 s window."""
         if seconds <= 0:
             return
+        settle = replace(request, duration_s=float(math.ceil(seconds) + 1), label=f"{request.label}.settle")
         try:
-            self.generators[0].run(
-                replace(request, duration_s=max(1.0, seconds), label=f"{request.label}.settle"), work_dir)
+            started = self.generators[0].start(settle, work_dir)
         except LoadGenError:
-            pass  # a discarded load: the window after it says what is wrong
+            return  # a discarded load: the window after it says what is wrong
+        with started.proc:  # stopped on the host (TERM to its group, grace, KILL) on the way out
+            time.sleep(seconds)

@@ -228,6 +228,10 @@ class NetnsRig:
             "MaxStartups 64",
             "AcceptEnv no",
             "PrintMotd no",
+            # bash started by sshd reads ~/.bashrc, even for `ssh host cmd`, unless it is a nested
+            # shell (SHLVL): the rig's root is this machine's, whose .bashrc (pyenv init) cost 0.4 s
+            # per command, 2 s per remote wrk. A rig host is a fresh machine: sshd's plain PATH.
+            "SetEnv SHLVL=1",
             "",
         ]))
         sshd = ManagedProcess(["ip", "netns", "exec", self.namespace(name), SSHD, "-D", "-e", "-f", str(config)],

@@ -214,8 +214,9 @@ class RemoteProcess:
         return f"{self.remote_dir}/{self.name}.stderr.log"
 
     def start(self) -> RemoteProcess:
-        self.conn.run(["mkdir", "-p", self.remote_dir])
-        line = detached_command(self.argv, self.remote_stdout, self.remote_stderr, self.env, self.cwd)
+        # The log directory is made by the same line: one round trip per start, not two.
+        line = (f"mkdir -p {shlex.quote(self.remote_dir)} && "
+                + detached_command(self.argv, self.remote_stdout, self.remote_stderr, self.env, self.cwd))
         carrier = ManagedProcess(self.conn.ssh_argv(line), env=_ssh_env(), log_dir=self.local_log_dir,
                                  name=f"{self.name}.ssh", grace_s=2.0, hold_stdin=True)
         carrier.start()
@@ -243,9 +244,14 @@ class RemoteProcess:
         return self._carrier.wait(timeout)
 
     def group_alive(self) -> bool:
+        """True while any process of the group, zombies excepted, is left on the host (as procs.py
+        reads a local group). A member outliving its parent (wrk after its wrapper, both TERMed)
+        stays a zombie until the host's init reaps it: `kill -0` counted it, 1.5 s of a settle."""
         if self.pgid is None:
             return False
-        done = self.conn.run(["kill", "-0", "--", f"-{self.pgid}"], check=False, timeout=15)
+        live = f"ps -A -o pgid= -o stat= | awk '$1 == {self.pgid} && $2 !~ /^Z/ {{ f = 1 }} END {{ exit !f }}'"
+        line = f"if command -v ps >/dev/null 2>&1; then {live}; else kill -0 -- -{self.pgid}; fi"  # no ps: as before
+        done = self.conn.run_line(line, check=False, timeout=15)
         return done.returncode == 0
 
     def signal(self, sig: str) -> None:
