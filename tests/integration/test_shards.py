@@ -48,7 +48,8 @@ def test_two_shards_run_at_once_and_chain_through_the_overlap_stacks(tmp_path: P
         out = tmp_path / "run"
         stacks = [a for s in (BASE, *OVERLAP, *BLOCKS) for a in ("--stack", s)]
         done = subprocess.run([*PYWEBBENCH, "run", "--shards", "2", "--hosts", str(fleet), *stacks,
-                               "--workload", "hello", "--duration", "1", "--settle", "0.25", "--connections", "8",
+                               "--workload", "hello", "--duration", "1", "--warmup", "0.25", "--settle", "0.25",
+                               "--workers", "1", "--connections", "8",
                                "--repeats", "3", "--rounds-per-launch", "1", "--out", str(out)],
                               capture_output=True, text=True, cwd=REPO, timeout=600)
         assert done.returncode in (0, 1), done.stderr[-3000:]
