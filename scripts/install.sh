@@ -10,6 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 APT_PACKAGES=(
   wrk apache2-utils util-linux procps        # load generators, taskset, ps
+  nghttp2-client                             # h2load: the generator of --protocol h2c, h1-tls, h2-tls
   build-essential python3-dev python3-venv   # compiling meinheld, bjoern, uWSGI
   libev-dev                                  # bjoern's event loop
   postgresql pgbouncer nginx-light           # private instances, started by the harness

@@ -12,7 +12,7 @@ from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.registry import window_generator
 from pywebbench.catalog.workloads import HttpRequest
-from pywebbench.plan.generators import Generator
+from pywebbench.plan.generators import CHOSEN_GENERATORS, Generator
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sources import from_json
 from pywebbench.results.model import Method, TrialSpec
@@ -47,8 +47,9 @@ def test_what_each_method_supports() -> None:
 def test_the_generator_a_window_goes_to_agrees_with_what_each_supports() -> None:
     paths = (HttpRequest("GET", "/a"), HttpRequest("GET", "/b"))
     methods = (HttpRequest("GET", "/a"), HttpRequest("POST", "/b", b"{}"))
-    for configured in (g for g in Generator if not g.replays and not g.shapes_only):
-        # replay: only a recording's windows (test_replay); shapes: only a shape's (test_shapes)
+    for configured in (g for g in Generator if not g.replays and not g.shapes_only and not g.by_protocol):
+        # replay: only a recording's windows (test_replay); shapes: only a shape's (test_shapes);
+        # h2load: only a window in a protocol other than h1 (test_protocols)
         for rate in (None, 100.0):
             for requests in ((HttpRequest("GET", "/a"),), paths, methods):
                 chosen = Generator(window_generator(configured, LoadRequest(
@@ -72,7 +73,7 @@ def test_every_mix_at_a_rate_goes_to_oha_unless_vegeta_was_asked_for() -> None:
     assert not Generator.AB.can_send((HttpRequest("GET", "/a"), HttpRequest("GET", "/b")))
 
 
-@pytest.mark.parametrize("generator", [g for g in Generator if not g.replays and not g.shapes_only])
+@pytest.mark.parametrize("generator", [g for g in Generator if g.value in CHOSEN_GENERATORS])
 def test_a_list_of_rates_asks_the_generator_whether_it_keeps_a_rate(generator: Generator,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):

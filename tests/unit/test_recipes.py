@@ -19,6 +19,7 @@ SETTINGS: dict[str, object] = {
     "connections": 64, "workers": 4, "threads": 8, "max_db_sessions": 20, "db_delay_s": 0.02, "db_pool": 5,
     "upstream_delay_s": 0.05, "cpu_size": 5000, "stack_cpus": (1,), "rate": 500.0, "rtt_s": 0.002,
     "cpu_quota": 0.5, "memory_limit": 256 * 2**20, "python": "3.12", "pin": "gunicorn==22.0.0",
+    "protocol": "h2c",
 }
 """A value of each knob as a window's TrialSpec holds it (the test fails first for a new knob)."""
 

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from pywebbench.catalog.protocols import H1_ONLY, Protocol, TlsFiles
+
 
 class Interface(StrEnum):
     WSGI = "WSGI"
@@ -89,6 +91,8 @@ class LaunchSpec:
     """`module:callable` of a person's own app, served instead of the built-in `module`'s."""
     factory: bool = False
     """target is a factory: the server calls it to get the app."""
+    tls: TlsFiles | None = None
+    """The run's certificate and key: the server terminates TLS itself (h1-tls, h2-tls)."""
 
 
 ArgvBuilder = Callable[[LaunchSpec], list[str]]
@@ -121,6 +125,8 @@ class ServerVariant:
     """Not a Python stack: 'go-reference' or 'nginx'; no uv environment is built for it."""
     workloads: frozenset[str] | None = None
     """The workloads this server can serve, when not all of them (nginx serves static only)."""
+    protocols: frozenset[Protocol] = H1_ONLY
+    """The protocols it serves (catalog/protocols.py): TLS from its own flags, h2c by prior knowledge."""
 
     @property
     def key(self) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pywebbench.catalog.model import ConcurrencyType, Interface, LaunchSpec, ServerVariant, Stack
+from pywebbench.catalog.protocols import EVERY_PROTOCOL, Protocol
 from pywebbench.results.server import AUTO_WORKERS
 
 SYNC, GREENLET, COROUTINE = ConcurrencyType.SYNC, ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE
@@ -53,6 +54,19 @@ def _factory_flag(spec: LaunchSpec) -> list[str]:
     return ["--factory"] if spec.target is not None and spec.factory else []
 
 
+def _tls(spec: LaunchSpec, certificate: str, key: str) -> list[str]:
+    """The server's own flags for the run's certificate and key; none in the clear."""
+    return [] if spec.tls is None else [certificate, spec.tls.certificate, key, spec.tls.key]
+
+
+H1_TLS = frozenset({Protocol.H1, Protocol.H1_TLS})
+"""HTTP/1.1 servers that terminate TLS themselves (no HTTP/2 in them)."""
+HYPERCORN_PROTOCOLS = frozenset({Protocol.H1, Protocol.H2C, Protocol.H2_TLS})
+"""Hypercorn serves h1 over TLS too, but h11 writes its status line without a reason phrase
+("HTTP/1.1 200 ") and h2load, the generator of the TLS protocols, counts every such answer as
+failed (seen here with nghttp2 1.52): h1-tls on Hypercorn would read as all errors."""
+
+
 def gunicorn(
     worker_class: str, interface: Interface, *extra: str, target: str | None = None
 ) -> Callable[[LaunchSpec], list[str]]:
@@ -66,6 +80,7 @@ def gunicorn(
             "--backlog", "2048",
             # since 25.1 every instance would otherwise share ~/.gunicorn/gunicorn.ctl
             "--no-control-socket",
+            *_tls(spec, "--certfile", "--keyfile"),
             *[arg.format(threads=spec.threads) for arg in extra],
             _app(spec, target or _attr(interface)),
         ]
@@ -81,6 +96,7 @@ def uvicorn(loop: str, http: str) -> Callable[[LaunchSpec], list[str]]:
             *_workers(spec),
             "--loop", loop, "--http", http,
             "--no-access-log", "--log-level", "warning", "--backlog", "2048",
+            *_tls(spec, "--ssl-certfile", "--ssl-keyfile"),
         ]
 
     return build
@@ -94,6 +110,7 @@ def hypercorn(worker_class: str) -> Callable[[LaunchSpec], list[str]]:
             *_workers(spec),
             "--worker-class", worker_class,
             "--log-level", "warning", "--backlog", "2048",
+            *_tls(spec, "--certfile", "--keyfile"),
         ]
 
     return build
@@ -107,6 +124,9 @@ def granian(interface: Interface) -> Callable[[LaunchSpec], list[str]]:
             "--host", spec.host, "--port", str(spec.port),
             *_workers(spec),
             "--no-access-log", "--log-level", "warning", "--backlog", "2048",
+            # --http auto (its default) answers h1 and h2c by prior knowledge on one port, and
+            # offers both by ALPN over TLS.
+            *_tls(spec, "--ssl-certificate", "--ssl-keyfile"),
         ]
         if interface is Interface.WSGI:
             argv += ["--blocking-threads", str(spec.threads), "--no-ws"]
@@ -170,9 +190,9 @@ def _no_argv(spec: LaunchSpec) -> list[str]:
 SERVERS: tuple[ServerVariant, ...] = (
     # Gunicorn and its worker models
     ServerVariant("gunicorn", "sync", "Gunicorn", "sync", W, SYNC, (GUNICORN,), gunicorn("sync", W),
-                  notes="closes the connection after every response"),
+                  notes="closes the connection after every response", protocols=H1_TLS),
     ServerVariant("gunicorn", "gthread", "Gunicorn", "gthread", W, SYNC, (GUNICORN,),
-                  gunicorn("gthread", W, "--threads", "{threads}"), threaded=True),
+                  gunicorn("gthread", W, "--threads", "{threads}"), threaded=True, protocols=H1_TLS),
     ServerVariant("gunicorn", "gevent", "Gunicorn", "gevent", W, GREENLET, ("gunicorn[gevent]==27.0.1", "gevent==26.9.0"),
                   gunicorn("gevent", W, "--worker-connections", "1000"), event_loop="gevent (libev)",
                   driver="psycopg2-gevent"),
@@ -201,20 +221,20 @@ SERVERS: tuple[ServerVariant, ...] = (
                   threaded=True, single_process=True, only_frameworks=frozenset({"flask"}),
                   notes="Werkzeug's development server, threaded, debug off"),
     ServerVariant("granian", "wsgi", "Granian", "granian-wsgi", W, SYNC, ("granian==2.8.7",), granian(W),
-                  threaded=True, event_loop="tokio", http_parser="hyper (Rust)"),
+                  threaded=True, event_loop="tokio", http_parser="hyper (Rust)", protocols=EVERY_PROTOCOL),
     # ASGI servers
     ServerVariant("uvicorn", "", "Uvicorn", "uvicorn", A, COROUTINE, UVICORN_FAST, uvicorn("uvloop", "httptools"),
-                  event_loop="uvloop", http_parser="httptools"),
+                  event_loop="uvloop", http_parser="httptools", protocols=H1_TLS),
     ServerVariant("uvicorn", "asyncio", "Uvicorn", "uvicorn", A, COROUTINE, UVICORN_PLAIN, uvicorn("asyncio", "h11"),
                   event_loop="asyncio", http_parser="h11",
                   notes="with --workers > 1 uvicorn leaves TCP_NODELAY off under h11 (about 43 ms per "
-                        "keep-alive request, uvicorn issue 3149): compare at one worker"),
+                        "keep-alive request, uvicorn issue 3149): compare at one worker", protocols=H1_TLS),
     ServerVariant("hypercorn", "", "Hypercorn", "asyncio", A, COROUTINE, ("hypercorn==0.18.0",), hypercorn("asyncio"),
-                  event_loop="asyncio", http_parser="h11"),
+                  event_loop="asyncio", http_parser="h11", protocols=HYPERCORN_PROTOCOLS),
     ServerVariant("hypercorn", "uvloop", "Hypercorn", "uvloop", A, COROUTINE, ("hypercorn==0.18.0", "uvloop==0.22.1"),
-                  hypercorn("uvloop"), event_loop="uvloop", http_parser="h11"),
+                  hypercorn("uvloop"), event_loop="uvloop", http_parser="h11", protocols=HYPERCORN_PROTOCOLS),
     ServerVariant("granian", "", "Granian", "granian-asgi", A, COROUTINE, ("granian==2.8.7", "uvloop==0.22.1"),
-                  granian(A), event_loop="uvloop", http_parser="hyper (Rust)"),
+                  granian(A), event_loop="uvloop", http_parser="hyper (Rust)", protocols=EVERY_PROTOCOL),
     # Frameworks' own servers
     ServerVariant("sanic", "", "Sanic", "sanic", O, COROUTINE, (), own_server, own_framework="sanic",
                   event_loop="uvloop", http_parser="httptools"),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from pywebbench.catalog.protocols import Protocol as WireProtocol
 from pywebbench.catalog.schedule import Schedule
 from pywebbench.catalog.shapes.base import Drive
 from pywebbench.catalog.workloads import HttpRequest
@@ -40,6 +41,8 @@ class LoadRequest:
     """A connection shape's Go driver and its settings (catalog/shapes): sent by loadgen/shapes.py."""
     server_pids: tuple[int, ...] = ()
     """The server's root processes, for a driver that reads its memory (idle); () where none is read."""
+    protocol: WireProtocol = WireProtocol.H1
+    """What it speaks to the server: every protocol but h1 is sent by h2load (loadgen/h2load.py)."""
 
 
 class LoadGenerator(Protocol):

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from pywebbench.errors import UserError
 from pywebbench.loadgen.ab import ApacheBench
+from pywebbench.catalog.protocols import Protocol
 from pywebbench.loadgen.base import LoadGenerator, LoadRequest
+from pywebbench.loadgen.h2load import H2load
 from pywebbench.loadgen.oha import Oha, oha_binary
 from pywebbench.loadgen.replay import Replay
 from pywebbench.loadgen.shapes import Shapes
@@ -18,7 +20,7 @@ from pywebbench.plan.generators import Generator
 from pywebbench.results.model import LoadResult
 
 GENERATORS: dict[str, Callable[[], LoadGenerator]] = {"wrk": Wrk, "ab": ApacheBench, "oha": Oha, "vegeta": Vegeta,
-                                                      "replay": Replay, "shapes": Shapes}
+                                                      "replay": Replay, "shapes": Shapes, "h2load": H2load}
 
 
 def make_generator(name: str) -> LoadGenerator:
@@ -36,7 +38,8 @@ def window_generator(configured: str, request: LoadRequest) -> str:
     of request) and is the lighter open-loop generator (its ceiling here is wrk's, vegeta's about
     60% of it: docs/results/vegeta/); without a rate, wrk, which sends any mix. A window that
     plays a recorded log's arrivals (`request.schedule`) goes to replay, and replay sends nothing
-    else; so does a connection shape with a Go driver (`request.drive`) go to shapes.
+    else; so does a connection shape with a Go driver (`request.drive`) go to shapes, and a window
+    in a protocol other than h1 to h2load (plan/protocol_plan.py refuses what it cannot send).
     """
     chosen = Generator(configured)
     rated = request.rate is not None
@@ -44,7 +47,9 @@ def window_generator(configured: str, request: LoadRequest) -> str:
         return Generator.REPLAY
     if request.drive is not None and request.drive.command is not None:
         return Generator.SHAPES  # a connection shape's own driver (catalog/shapes)
-    if chosen.replays or chosen.shapes_only:
+    if request.protocol is not Protocol.H1:
+        return Generator.H2LOAD
+    if chosen.replays or chosen.shapes_only or chosen.by_protocol:
         return Generator.OHA if rated else Generator.WRK
     if chosen.can_send(request.mix, at_a_rate=rated) and (not rated or chosen.open_loop):
         return configured

@@ -17,6 +17,7 @@ from typing import Protocol
 import psutil
 
 from pywebbench.catalog.model import LaunchSpec, Stack
+from pywebbench.catalog.protocols import protocol_of
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.loadgen.base import taskset_prefix
 from pywebbench.measure.filelimits import nofile_prefix
@@ -26,6 +27,7 @@ from pywebbench.procs import ManagedProcess, describe_exit, free_port
 from pywebbench.results.model import StackInfo
 from pywebbench.services.nginx import NginxService
 from pywebbench.stage.reference import GoBinaries
+from pywebbench.stage.tls import tls_material
 
 HOST = "127.0.0.1"
 
@@ -137,8 +139,10 @@ def _pinned_server(session: Session, program: str, prefix: Sequence[str], env: d
     """The catalog's argv for the stack with `program`, behind `prefix` and pinned to the stack CPUs."""
     port = free_port(HOST)
     framework = session.stack.framework
+    # One certificate per run, beside its logs (the run's directory), for every server that needs one.
+    tls = tls_material(logs.parent / "tls") if protocol_of(session.trials[0].protocol).tls else None
     launch = LaunchSpec(program, framework.module, HOST, port, session.workers, session.threads,
-                        target=framework.target, factory=framework.factory)
+                        target=framework.target, factory=framework.factory, tls=tls)
     files = nofile_prefix([t.connections for t in session.trials])  # as many connections as it will hold
     argv = [*prefix, *files, *taskset_prefix(_cpus(session)), *session.stack.server.build_argv(launch)]
     # A person's own app starts in its app dir (APP_DIR_ENV), as it would be deployed.

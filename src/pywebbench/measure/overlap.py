@@ -61,7 +61,7 @@ OVERLAP_REQUESTS = 10
 
 
 def overlap_problem(port: int, path: str, delay_s: float, requests: int | None = None,
-                    in_flight: Callable[[int], int] | None = None, host: str = HOST) -> str | None:
+                    in_flight: Callable[[int], int] | None = None, host: str = HOST, tls: bool = False) -> str | None:
     """N concurrent requests that each wait `delay_s` must finish in well under N x delay_s.
 
     Seed 000's central bug: a greenlet server with an unpatched driver serialises every
@@ -73,7 +73,7 @@ def overlap_problem(port: int, path: str, delay_s: float, requests: int | None =
     if requests is None:
         requests = min(100, max(OVERLAP_REQUESTS, math.ceil(1.0 / delay_s)))
     def one(_: int) -> int:
-        return fetch(host, port, path, timeout_s=requests * delay_s + 30).status
+        return fetch(host, port, path, timeout_s=requests * delay_s + 30, tls=tls).status
 
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=requests) as pool:

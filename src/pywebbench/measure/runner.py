@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from pywebbench.catalog.model import ConcurrencyType
+from pywebbench.catalog.protocols import protocol_of
 from pywebbench.catalog.workloads import Expected
 from pywebbench.measure.accounting import Accountant, ProcAccountant
 from pywebbench.measure.cgroups import CgroupError
@@ -40,6 +41,11 @@ from pywebbench.services.watchdog import Watchdog
 from pywebbench.measure.runtime_probe import RUNTIME_ENV, poke, read_runtime
 from pywebbench.measure.stack_env import EnvUnavailable, StackEnvironments, unimportable
 from pywebbench.stage.envs import EnvProvider
+
+
+def _tls(session: Session) -> bool:
+    """The session's server terminates TLS (h1-tls, h2-tls): the checks ask it over TLS too."""
+    return protocol_of(session.trials[0].protocol).tls
 
 
 @dataclass(frozen=True)
@@ -253,7 +259,7 @@ class Runner:
                         self.accountant.launcher(app_role(session.label))))
                 info = stack_info(stack, session, env_hash, server.argv)
                 wait_ready(server.host, server.port, session.workloads[0].path,
-                           timeout_s=self.ready_timeout_s, alive=server.alive)
+                           timeout_s=self.ready_timeout_s, alive=server.alive, tls=_tls(session))
                 front = running.enter_context(self.placement.front(server, session, label))
                 for record in self.placement.take_pending():  # a link's RTT, measured as it opened
                     self.writer.add_service(record)
@@ -324,9 +330,10 @@ class Runner:
                     for t in session.trials}
         answers: dict[str, Reply] = {}
         listens = (server.host, server.port)  # behind nginx or a link the app may see this one instead
-        problems = {w.name: verify_endpoint(host, port, w, expected[w.name], answers, listens)
+        tls = _tls(session)
+        problems = {w.name: verify_endpoint(host, port, w, expected[w.name], answers, listens, tls=tls)
                     for w in session.workloads}
-        keepalive, probe_problem = keeps_alive(host, port, session.workloads[0].path)
+        keepalive, probe_problem = keeps_alive(host, port, session.workloads[0].path, tls=tls)
         claims_async = session.stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
         overlap: dict[str, str | None] = {}
         for spec, workload in zip(session.trials, session.workloads, strict=True):
@@ -337,7 +344,7 @@ class Runner:
                 # (/posts has no delay to overlap, on PostgreSQL or SQLite: it is not checked.)
                 cap = partial(allowed_in_flight, max_db_sessions=spec.max_db_sessions, db_pool=spec.db_pool,
                               workers=session.workers) if workload.name == "db" else None
-                found = overlap_problem(port, workload.path, delay, in_flight=cap, host=host)
+                found = overlap_problem(port, workload.path, delay, in_flight=cap, host=host, tls=tls)
             overlap[workload.name] = found
         self.ledger.add("checks", time.monotonic() - started)
         return Live(session, info, server, port, keepalive, problems, overlap, role, front.proxy_role, launch,

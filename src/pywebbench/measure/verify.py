@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,9 +21,21 @@ class Answer:
     headers: tuple[tuple[str, str], ...] = ()
 
 
+def connection(host: str, port: int, timeout_s: float, tls: bool = False) -> http.client.HTTPConnection:
+    """HTTP/1.1 to the server, over TLS where it terminates it (the run's own self-signed
+    certificate: not verified, as h2load does not). Servers that speak h2c answer HTTP/1.1 on the
+    same port, so the checks ask every protocol's server in HTTP/1.1."""
+    if not tls:
+        return http.client.HTTPConnection(host, port, timeout=timeout_s)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return http.client.HTTPSConnection(host, port, timeout=timeout_s, context=context)
+
+
 def fetch(host: str, port: int, path: str, timeout_s: float = 5.0, *, method: str = "GET", body: bytes = b"",
-          headers: tuple[tuple[str, str], ...] = ()) -> Answer:
-    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+          headers: tuple[tuple[str, str], ...] = (), tls: bool = False) -> Answer:
+    conn = connection(host, port, timeout_s, tls)
     try:
         conn.request(method, path, body=body or None, headers=dict(headers))
         resp = conn.getresponse()
@@ -44,6 +57,7 @@ def wait_ready(
     *,
     timeout_s: float,
     alive: Callable[[], bool],
+    tls: bool = False,
 ) -> float:
     """Poll until the server answers HTTP; returns seconds waited. Fails fast if it exits."""
     start = time.monotonic()
@@ -52,7 +66,7 @@ def wait_ready(
         if not alive():
             raise NotReady("server exited before it was ready")
         try:
-            fetch(host, port, path, timeout_s=2.0)
+            fetch(host, port, path, timeout_s=2.0, tls=tls)
             return time.monotonic() - start
         except (OSError, http.client.HTTPException) as exc:
             last_error = f"{type(exc).__name__}: {exc}"
@@ -71,7 +85,8 @@ def check_answer(workload: Workload, answer: Answer, expected: Expected) -> str 
 
 
 def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected = Expected(),
-                    answers: dict[str, Reply] | None = None, listens: tuple[str, int] | None = None) -> str | None:
+                    answers: dict[str, Reply] | None = None, listens: tuple[str, int] | None = None,
+                    tls: bool = False) -> str | None:
     """None when every answer is right, else the first wrong one; a traffic mix's right answers
     go into `answers` (by request), to be compared across servers (answers.odd_answers). The
     host:port asked and the one the server listens on (`listens`, behind a proxy) may be echoed
@@ -85,7 +100,7 @@ def verify_endpoint(host: str, port: int, workload: Workload, expected: Expected
         return next(filter(None, (_verify_request(host, port, workload, r, expected, found, origins)
                                   for r in workload.requests)), None)
     try:
-        return check_answer(workload, fetch(host, port, workload.path), expected)
+        return check_answer(workload, fetch(host, port, workload.path, tls=tls), expected)
     except (OSError, http.client.HTTPException) as exc:
         return f"{workload.path}: {type(exc).__name__}: {exc}"
 
@@ -106,14 +121,14 @@ def _verify_request(host: str, port: int, workload: Workload, request: HttpReque
     return None
 
 
-def keeps_alive(host: str, port: int, path: str) -> tuple[bool | None, str | None]:
+def keeps_alive(host: str, port: int, path: str, tls: bool = False) -> tuple[bool | None, str | None]:
     """Does the server keep an HTTP/1.1 connection open after a response? (answer, why unknown)
 
     A server that announces `Connection: close`, or drops the connection before the second
     answer, keeps no connection alive; any other failure leaves the answer unknown, with its
     cause, instead of reading as "off".
     """
-    conn = http.client.HTTPConnection(host, port, timeout=5.0)
+    conn = connection(host, port, 5.0, tls)
     try:
         conn.request("GET", path)
         first = conn.getresponse()

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
+from pywebbench.catalog.protocols import protocol_of
 from pywebbench.catalog.schedule import Schedule
 from pywebbench.catalog.workloads import HttpRequest, Needs, Workload
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
@@ -227,11 +228,12 @@ class WindowMeasurer:
         (`server_pids`: the server whose memory its driver reads)."""
         start = (schedule.start_for_round(spec.round, spec.duration_s, spec.rate)
                  if schedule is not None and spec.rate is not None else 0.0)
+        protocol = protocol_of(spec.protocol)
         return shaped(LoadRequest(
-            url=f"http://{host}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
+            url=f"{protocol.scheme}://{host}:{port}{path}", connections=spec.connections, duration_s=spec.duration_s,
             cpus=spec.loadgen_cpus, requests=spec.requests, timeout_s=self.runner.request_timeout_s,
             keepalive=self.runner.keepalive, rate=spec.rate, label=spec.trial_id, mix=mix,
-            schedule=schedule, schedule_from_s=start,
+            schedule=schedule, schedule_from_s=start, protocol=protocol,
         ), spec.workload, server_pids)
 
     def prepare(self, live: Live, spec: TrialSpec, workload: Workload, *, warmup_s: float, settle_s: float) -> None:

@@ -141,6 +141,10 @@ def pin_value(text: str) -> str:
     return str(_one(Knob.PIN, text))
 
 
+def protocol_value(text: str) -> str:
+    return str(_one(Knob.PROTOCOL, text))
+
+
 def positive_rate(text: str) -> float:
     try:
         value = float(text)
@@ -229,6 +233,11 @@ OPTIONS: tuple[Option, ...] = (
     O("pin", "--pin", "one package at another version or source in every stack's environment: NAME==VERSION, "
       "NAME@git+URL@REF or a local checkout (sweepable: --knob pin=gunicorn==22.0.0,gunicorn==23.0.0); a "
       "stack that does not use it runs unchanged (a note says so)", pin_value, metavar="REQUIREMENT"),
+    O("protocol", "--protocol", "the protocol each window speaks to the app server: h1 (HTTP/1.1, the default), "
+      "h2c (HTTP/2 in the clear, prior knowledge), h1-tls or h2-tls (TLS terminated by the app server with a "
+      "certificate made for the run); all but h1 are sent by h2load, closed loop; a stack that cannot serve it "
+      "is left out with the reason (sweepable: --knob protocol=h1,h2c,h1-tls,h2-tls)", protocol_value,
+      metavar="PROTOCOL"),
     O("generator", "--generator", "load generator ({default})", choices=CHOSEN_GENERATORS, commands=RUN_LIKE),
     O("requests", "--requests", "request count (ab)", positive_int, commands=RUN_LIKE),
     O("repeats", "--repeats", f"rounds before the stopping rule may stop ({DEFAULT_ROUNDS}; 1 with --method restart), "

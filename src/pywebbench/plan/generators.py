@@ -42,6 +42,7 @@ class Generator(StrEnum):
     VEGETA = "vegeta"
     REPLAY = "replay"
     SHAPES = "shapes"
+    H2LOAD = "h2load"
 
     @property
     def open_loop(self) -> bool:
@@ -53,6 +54,12 @@ class Generator(StrEnum):
         """Sends the connection shapes no HTTP generator sends (idle, sse, ws-echo: catalog/shapes),
         and nothing else; a window of such a shape goes to it whatever the run's generator."""
         return self is Generator.SHAPES
+
+    @property
+    def by_protocol(self) -> bool:
+        """Sends the protocols other than h1 (h2c, h1-tls, h2-tls: catalog/protocols.py), closed loop,
+        and is chosen by --protocol, never by name; an h1 window goes to another generator."""
+        return self is Generator.H2LOAD
 
     @property
     def replays(self) -> bool:
@@ -92,6 +99,6 @@ class Generator(StrEnum):
 
 
 GENERATOR_NAMES = tuple(g.value for g in Generator)
-CHOSEN_GENERATORS = tuple(g.value for g in Generator if not g.replays and not g.shapes_only)
+CHOSEN_GENERATORS = tuple(g.value for g in Generator if not g.replays and not g.shapes_only and not g.by_protocol)
 """What --generator, a config file and the environment may name: replay is chosen by
-`app --replay`, never by name."""
+`app --replay`, h2load by --protocol, never by name."""

@@ -41,6 +41,7 @@ def knob_labels(spec: TrialSpec, omit: Iterable[str] = ()) -> list[str]:
         ("memory_limit", None if spec.memory_limit is None else f"memory limit {format_bytes(spec.memory_limit)}"),
         ("python", None if spec.python is None else f"Python {spec.python}"),
         ("pin", None if spec.pin is None else f"pin {spec.pin}"),
+        ("protocol", None if spec.protocol is None else f"over {spec.protocol}"),
     ]
     return [text for name, text in parts if text is not None and name not in skip]
 

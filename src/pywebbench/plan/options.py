@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
+from pywebbench.catalog.protocols import parse_protocol
 from pywebbench.errors import UserError
 from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
 from pywebbench.plan.generators import CHOSEN_GENERATORS, GENERATOR_NAMES, Generator
@@ -162,6 +163,9 @@ class RunOptions:
     pin: str | None = None
     """One package's version or source in place of the catalog's pin, in every stack's environment
     (plan/pins.py); a stack that does not use it runs unchanged (measure/stack_env.py)."""
+    protocol: str | None = None
+    """The wire protocol to the app server (catalog/protocols.py): h1, h2c, h1-tls, h2-tls; None: h1,
+    recorded as not asked for, as every run before the knob."""
 
     @property
     def services(self) -> ServiceSettings:
@@ -241,6 +245,8 @@ class RunOptions:
             parse_python(self.python)  # the grammar here; which interpreter, where environments are built
         if self.pin is not None:
             parse_pin(self.pin)
+        if self.protocol is not None:
+            parse_protocol(self.protocol)  # what h2load cannot send is plan/protocol_plan.py's, per point
         if self.driver is not None and self.driver not in DRIVER_REQUIREMENTS:
             raise UserError(f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}")
         if self.db not in DB_KINDS:

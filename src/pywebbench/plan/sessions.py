@@ -14,6 +14,7 @@ from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
 from pywebbench.plan.options import CpuSplit, RunOptions
+from pywebbench.plan import protocol_plan
 from pywebbench.results.model import TrialSpec
 from pywebbench.results.server import AUTO_WORKERS
 from pywebbench.catalog.workloads import Needs, Workload
@@ -258,6 +259,13 @@ def make_plan(
     variants, skipped = _variants(catalog, options, variants, extra)
     workloads = tuple(catalog.workload(name) for name in dict.fromkeys(options.workloads))
     skipped = [*skipped, *left_out_pairs(variants, workloads)]
+    swept = [v for point in points for name, v in point if name == "protocol"]
+    sends = [p for protocol in dict.fromkeys(protocol_plan.protocols_of(options.protocol, swept))
+             for p in protocol_plan.send_problems(protocol, rate=options.rate, placed=options.placed,
+                                                  topology=options.topology, workloads=workloads)]
+    if sends:
+        raise UserError("\n".join(dict.fromkeys(sends)))
+    unserved: dict[tuple[str, str], str] = {}  # (stack, protocol) -> why, each said once
     split = options.cpu_split(available_cpus)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)
@@ -282,6 +290,9 @@ def make_plan(
             if shuffle:
                 round_rng.shuffle(order)  # a fresh order every round, so drift favours no stack
             for variant in order:
+                if (why := protocol_plan.left_out(variant.stack, opts.protocol)) is not None:
+                    unserved[(variant.label, str(opts.protocol))] = why
+                    continue
                 if not variant.stack.server.threaded and "threads" in knobs:
                     # A threads axis does not multiply stacks without threads: plan them once.
                     flat = tuple((k, v) for k, v in point if k != "threads")
@@ -294,6 +305,9 @@ def make_plan(
                     raise UserError(problem)
                 if session is not None and keep(session):
                     sessions.append(session)
+    if unserved and not sessions:
+        raise UserError("\n".join(f"{label}: {why}" for (label, _), why in unserved.items()))
+    skipped += [(f"{label} protocol={protocol}", why) for (label, protocol), why in unserved.items()]
     return Plan(tuple(sessions), tuple(skipped), split, seed)
 
 
@@ -336,6 +350,7 @@ def _session(
             memory_limit=options.memory_limit,
             python=options.python,
             pin=options.pin,
+            protocol=options.protocol,
             alias=variant.alias,
             app_env=variant.app_env,
             method=options.method,

@@ -14,6 +14,7 @@ the same benchmark at every point of a grid. Each `--knob NAME=VALUES` adds one 
     --knob memory_limit=256M..1G*2     its memory limit: 256M,512M,1G
     --knob python=3.11,3.13,pypy3      the interpreter each stack's environment is built on
     --knob pin=gunicorn==22.0.0,gunicorn==23.0.0   a package's version (or git ref, checkout)
+    --knob protocol=h1,h2c,h1-tls,h2-tls   the wire protocol to the app server (h2load drives all but h1)
 
 Every range includes both of its ends, whether or not the series lands on the upper one;
 the series fills in between. 1-2-5 and geometric ranges must start above zero (list a zero
@@ -85,6 +86,7 @@ class Knob(Enum):
     MEMORY_LIMIT = "memory_limit"
     PYTHON = "python"
     PIN = "pin"
+    PROTOCOL = "protocol"
 
     @property
     def spec(self) -> KnobSpec:
@@ -115,6 +117,8 @@ _SPECS: dict[Knob, KnobSpec] = {
     # Each value is another environment for every stack (stage/envs.py hashes the interpreter and pins).
     Knob.PYTHON: KnobSpec("python", Kind.TEXT),
     Knob.PIN: KnobSpec("pin", Kind.TEXT),
+    # A new server start each value: TLS and its certificate are on the server's command line.
+    Knob.PROTOCOL: KnobSpec("protocol", Kind.TEXT),
 }
 
 

@@ -86,6 +86,7 @@ AXES = (
          lambda s: replace(s, memory_limit=None)),
     Axis("python", "interpreter", lambda s: s.python, lambda s: replace(s, python=None)),
     Axis("pin", "pinned package", lambda s: s.pin, lambda s: replace(s, pin=None)),
+    Axis("protocol", "protocol", lambda s: s.protocol, lambda s: replace(s, protocol=None)),
 )
 
 

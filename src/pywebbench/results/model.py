@@ -119,6 +119,7 @@ class Cell(NamedTuple):
     memory_limit: int | None = None
     python: str | None = None
     pin: str | None = None
+    protocol: str | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,9 @@ class TrialSpec:
     pin: str | None = None
     """A package's version or source put in place of the catalog's (--pin, --knob pin); what got
     installed is the environment record's freeze."""
+    protocol: str | None = None
+    """The wire protocol asked for (--protocol, --knob protocol): h1, h2c, h1-tls, h2-tls; None: not
+    asked, HTTP/1.1 in the clear as every run before the knob (catalog/protocols.py)."""
     alias: str = ""
     """A second name for the same stack (calibrate's A/A and A/B runs), '' otherwise."""
     app_env: tuple[tuple[str, str], ...] = ()
@@ -186,7 +190,7 @@ class TrialSpec:
         return Cell(self.workload, self.connections, self.workers, self.threads, self.topology,
                     self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size,
                     len(self.stack_cpus), self.rate, self.rtt_s, self.cpu_quota, self.memory_limit, self.python,
-                    self.pin)
+                    self.pin, self.protocol)
 
     @property
     def label(self) -> str:

@@ -58,6 +58,10 @@ def check() -> list[Requirement]:
                     "sources on first use", locate("go") is not None,
                     "built with the Go reference" if locate("go") else "needs go", "sudo apt-get install -y golang-go",
                     False),
+        _command("h2load", "sends the protocols h2c, h1-tls and h2-tls (--protocol)", "nghttp2-client",
+                 required=False),
+        _command("openssl", "makes each run's certificate for --protocol h1-tls and h2-tls", "openssl",
+                 required=False),
         _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
         Requirement("py-spy", "samples the servers' processes for --profile (a dependency of pywebbench)",
                     locate("py-spy") is not None, locate("py-spy") or "not found", "./scripts/install.sh", False),
@@ -92,6 +96,8 @@ def check_tools(plan: Plan, options: RunOptions) -> None:
         wanted.add("replay")
     if any(w.shape is not None and w.shape.drive.command for s in plan.sessions for w in s.workloads):
         wanted |= {"shapes", "go"}
+    if any(t.protocol not in (None, "h1") for s in plan.sessions for t in s.trials):
+        wanted |= {"h2load", "openssl"}
     if options.profile:
         wanted.add("py-spy")
     if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):

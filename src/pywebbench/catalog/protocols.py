@@ -1,0 +1,71 @@
+"""The wire protocol a window speaks to the app server (`--protocol`, `--knob protocol=`): HTTP/1.1
+in the clear (what every run before the knob measured), HTTP/2 in the clear by prior knowledge
+(h2c), and either over TLS terminated by the app server itself. Each server declares which it
+serves (`ServerVariant.protocols`); a stack that cannot serve one is left out with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from pywebbench.errors import UserError
+
+if TYPE_CHECKING:
+    from pywebbench.catalog.model import Stack
+
+
+class Protocol(StrEnum):
+    H1 = "h1"
+    H2C = "h2c"
+    H1_TLS = "h1-tls"
+    H2_TLS = "h2-tls"
+
+    @property
+    def tls(self) -> bool:
+        return self in (Protocol.H1_TLS, Protocol.H2_TLS)
+
+    @property
+    def http2(self) -> bool:
+        return self in (Protocol.H2C, Protocol.H2_TLS)
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls else "http"
+
+
+DEFAULT_PROTOCOL = Protocol.H1
+PROTOCOL_NAMES = tuple(p.value for p in Protocol)
+H1_ONLY = frozenset({Protocol.H1})
+EVERY_PROTOCOL = frozenset(Protocol)
+
+
+def parse_protocol(text: str) -> Protocol:
+    """One protocol by name, or a one-line refusal naming the known ones."""
+    try:
+        return Protocol(text.strip().lower())
+    except ValueError:
+        raise UserError(f"protocol must be one of {', '.join(PROTOCOL_NAMES)}, got {text.strip()!r}") from None
+
+
+def protocol_of(value: str | None) -> Protocol:
+    """A trial's recorded protocol; None (not asked for, every run before the knob) is h1."""
+    return DEFAULT_PROTOCOL if value is None else Protocol(value)
+
+
+def protocol_left_out(stack: Stack, protocol: Protocol) -> str | None:
+    """Why this stack cannot serve `protocol`, one line, or None when it can."""
+    served = stack.server.protocols
+    if protocol in served:
+        return None
+    names = ", ".join(p.value for p in Protocol if p in served)
+    return f"{stack.server.title} ({stack.server.worker_class}) serves {names} here, not {protocol.value}"
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """A run's self-signed certificate for 127.0.0.1 and its private key (stage/tls.py makes them)."""
+
+    certificate: str
+    key: str
