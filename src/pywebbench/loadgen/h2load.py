@@ -27,6 +27,9 @@ STREAMS = 1
 """Concurrent streams per HTTP/2 connection: one keeps a window's requests in flight at
 --connections, as h1 has them, so protocols compare at the same concurrency."""
 PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9)
+SPOKEN = {Protocol.H2C: "h2c", Protocol.H2_TLS: "h2", Protocol.H1_TLS: "http/1.1"}
+"""How h2load names the protocol it spoke ("Application protocol: ..."): a server that would not
+speak the one asked for fails the window instead of measuring another."""
 _UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
 
@@ -73,8 +76,8 @@ class H2load:
         if code != 0 or "finished in" not in summary:
             raise LoadGenError(f"h2load {describe_exit(code)}: {proc.stderr_tail(5)}".rstrip(": "))
         result = parse_h2load(summary, log.read_text() if log.exists() else "", tuple(argv))
-        expected = "http/1.1" if request.protocol is Protocol.H1_TLS else request.protocol.value
-        if result.negotiated is not None and result.negotiated != expected:
+        expected = SPOKEN.get(request.protocol)
+        if expected is not None and result.negotiated != expected:
             raise LoadGenError(f"h2load spoke {result.negotiated}, not {expected}: the server would not")
         return result.load
 
