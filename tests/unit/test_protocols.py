@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from pywebbench.catalog.model import LaunchSpec
-from pywebbench.catalog.protocols import Protocol, TlsFiles, protocol_left_out
+from pywebbench.catalog.protocols import Protocol, TlsFiles
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.errors import UserError
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.h2load import H2load, parse_h2load
 from pywebbench.loadgen.registry import window_generator
 from pywebbench.plan.options import RunOptions
+from pywebbench.plan.protocol_plan import protocol_left_out
 from pywebbench.plan.sessions import make_plan
 from pywebbench.plan.sweep import Knob, parse_knob
 from pywebbench.stage.tls import tls_material
@@ -64,7 +65,7 @@ def test_hypercorn_serves_h2_but_h1_over_tls_is_left_out_with_why() -> None:
     ("starlette:granian", ["--ssl-certificate", "C", "--ssl-keyfile", "K"]),
     ("starlette:hypercorn", ["--certfile", "C", "--keyfile", "K"]),
     ("starlette:uvicorn", ["--ssl-certfile", "C", "--ssl-keyfile", "K"]),
-    ("flask:gunicorn-sync", ["--certfile", "C", "--keyfile", "K"]),
+    ("flask:gunicorn-gthread", ["--certfile", "C", "--keyfile", "K"]),
 ])
 def test_each_tls_server_gets_the_run_s_certificate_on_its_own_flags(stack: str, flags: list[str]) -> None:
     server = build_catalog().resolve(stack).server

@@ -1,19 +1,16 @@
 """The wire protocol a window speaks to the app server (`--protocol`, `--knob protocol=`): HTTP/1.1
 in the clear (what every run before the knob measured), HTTP/2 in the clear by prior knowledge
 (h2c), and either over TLS terminated by the app server itself. Each server declares which it
-serves (`ServerVariant.protocols`); a stack that cannot serve one is left out with the reason.
+serves (`ServerVariant.protocols`); a stack that cannot serve one is left out with the reason
+(plan/protocol_plan.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from pywebbench.errors import UserError
-
-if TYPE_CHECKING:
-    from pywebbench.catalog.model import Stack
 
 
 class Protocol(StrEnum):
@@ -52,15 +49,6 @@ def parse_protocol(text: str) -> Protocol:
 def protocol_of(value: str | None) -> Protocol:
     """A trial's recorded protocol; None (not asked for, every run before the knob) is h1."""
     return DEFAULT_PROTOCOL if value is None else Protocol(value)
-
-
-def protocol_left_out(stack: Stack, protocol: Protocol) -> str | None:
-    """Why this stack cannot serve `protocol`, one line, or None when it can."""
-    served = stack.server.protocols
-    if protocol in served:
-        return None
-    names = ", ".join(p.value for p in Protocol if p in served)
-    return f"{stack.server.title} ({stack.server.worker_class}) serves {names} here, not {protocol.value}"
 
 
 @dataclass(frozen=True)

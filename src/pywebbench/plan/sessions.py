@@ -259,13 +259,7 @@ def make_plan(
     variants, skipped = _variants(catalog, options, variants, extra)
     workloads = tuple(catalog.workload(name) for name in dict.fromkeys(options.workloads))
     skipped = [*skipped, *left_out_pairs(variants, workloads)]
-    swept = [v for point in points for name, v in point if name == "protocol"]
-    sends = [p for protocol in dict.fromkeys(protocol_plan.protocols_of(options.protocol, swept))
-             for p in protocol_plan.send_problems(protocol, rate=options.rate, placed=options.placed,
-                                                  topology=options.topology, workloads=workloads)]
-    if sends:
-        raise UserError("\n".join(dict.fromkeys(sends)))
-    unserved: dict[tuple[str, str], str] = {}  # (stack, protocol) -> why, each said once
+    unserved = protocol_plan.checked(options, points, workloads)  # the cells a stack cannot serve go here
     split = options.cpu_split(available_cpus)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)
@@ -290,8 +284,7 @@ def make_plan(
             if shuffle:
                 round_rng.shuffle(order)  # a fresh order every round, so drift favours no stack
             for variant in order:
-                if (why := protocol_plan.left_out(variant.stack, opts.protocol)) is not None:
-                    unserved[(variant.label, str(opts.protocol))] = why
+                if protocol_plan.unserved(variant.stack, variant.label, opts.protocol, unserved):
                     continue
                 if not variant.stack.server.threaded and "threads" in knobs:
                     # A threads axis does not multiply stacks without threads: plan them once.
@@ -305,9 +298,7 @@ def make_plan(
                     raise UserError(problem)
                 if session is not None and keep(session):
                     sessions.append(session)
-    if unserved and not sessions:
-        raise UserError("\n".join(f"{label}: {why}" for (label, _), why in unserved.items()))
-    skipped += [(f"{label} protocol={protocol}", why) for (label, protocol), why in unserved.items()]
+    skipped += protocol_plan.skips(unserved, len(sessions))
     return Plan(tuple(sessions), tuple(skipped), split, seed)
 
 
