@@ -228,12 +228,16 @@ class NetnsRig:
             "MaxStartups 64",
             "AcceptEnv no",
             "PrintMotd no",
-            # bash started by sshd reads ~/.bashrc, even for `ssh host cmd`, unless it is a nested
-            # shell (SHLVL): the rig's root is this machine's, whose .bashrc (pyenv init) cost 0.4 s
-            # per command, 2 s per remote wrk. A rig host is a fresh machine: sshd's plain PATH.
-            "SetEnv SHLVL=1",
             "",
         ]))
+        # bash started by sshd reads ~/.bashrc, even for `ssh host cmd`, unless it is a nested
+        # shell (SHLVL): the rig's root is this machine's, whose .bashrc (pyenv init) cost 0.4 s
+        # per command, 2 s per remote wrk. A rig host is a fresh machine: sshd's plain PATH.
+        # SetEnv is OpenSSH 8.7's: an older sshd, which refuses it, goes without.
+        plain = config.read_text()
+        config.write_text(plain + "SetEnv SHLVL=1\n")
+        if subprocess.run([SSHD, "-t", "-f", str(config)], capture_output=True, check=False, timeout=30).returncode:
+            config.write_text(plain)
         sshd = ManagedProcess(["ip", "netns", "exec", self.namespace(name), SSHD, "-D", "-e", "-f", str(config)],
                               env={"PATH": "/usr/sbin:/usr/bin:/bin"}, log_dir=self.dir, name=f"sshd_{name}",
                               grace_s=2.0)
