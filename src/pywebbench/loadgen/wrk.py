@@ -6,6 +6,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 from importlib import resources
 from pathlib import Path
@@ -63,6 +64,13 @@ class Wrk:
         proc = ManagedProcess(argv, env=env, log_dir=work_dir, name=f"{request.label}.wrk")
         with proc:
             try:
+                if request.duration_s != math.ceil(request.duration_s):
+                    # wrk takes whole seconds only; started for the next whole second, it is stopped by
+                    # SIGINT at the window's end, and a stopped wrk still reports, its own duration measured
+                    try:
+                        proc.wait(timeout=request.duration_s)
+                    except subprocess.TimeoutExpired:
+                        os.kill(proc.pid, signal.SIGINT)
                 code = proc.wait(timeout=request.duration_s + request.timeout_s + 30)
             except subprocess.TimeoutExpired as exc:
                 raise LoadGenError("wrk did not finish in time") from exc
