@@ -36,11 +36,12 @@ def _found(text: str) -> Interpreter:
 def test_one_stack_on_two_interpreters_each_window_on_the_one_asked_for(tmp_path: Path) -> None:
     wanted = {text: _found(text) for text in ("3.11", "3.12")}
     out = tmp_path / "run"
+    # one window per interpreter: each is read back from its own server (a second round only repeated it)
     done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--knob", "python=3.11,3.12", *SHORT,
-                      "--repeats", "2", "--out", str(out))
+                      "--repeats", "1", "--out", str(out))
     assert done.returncode in (0, 1), done.stderr[-3000:]
     results = load_results(out)
-    assert {t.spec.python for t in results.trials} == {"3.11", "3.12"} and len(results.trials) == 4
+    assert {t.spec.python for t in results.trials} == {"3.11", "3.12"} and len(results.trials) == 2
     for trial in results.trials:
         assert trial.status is TrialStatus.OK, trial.error
         interpreter = wanted[trial.spec.python or ""]
@@ -117,7 +118,7 @@ def test_a_framework_at_two_git_refs_in_one_run_with_each_freeze_recorded(tmp_pa
     url = f"git+{repo.as_uri()}"
     out = tmp_path / "run"
     done = pywebbench("run", "--stack", "bottle:gunicorn-sync", "--stack", "flask:gunicorn-sync",
-                      "--knob", f"pin=bottle@{url}@v1,bottle@{url}@v2", *SHORT, "--repeats", "2", "--out", str(out))
+                      "--knob", f"pin=bottle@{url}@v1,bottle@{url}@v2", *SHORT, "--repeats", "1", "--out", str(out))
     assert done.returncode in (0, 1), done.stderr[-3000:]
     results = load_results(out)
     assert all(t.status is TrialStatus.OK for t in results.trials), [t.error for t in results.trials]
