@@ -20,8 +20,9 @@ def _at(stamp: str) -> datetime:
 
 def test_a_profiled_run_samples_each_python_stack_after_its_measured_windows(tmp_path: Path) -> None:
     done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--stack", "go:net-http", "--workload", "hello",
-                      "--duration", "1", "--warmup", "0.5", "--connections", "20", "--workers", "2", "--repeats", "2",
-                      "--rounds-per-launch", "1", "--profile", "--out", str(tmp_path))
+                      # one launch of one round: the profile follows it as it followed two
+                      "--duration", "1", "--warmup", "0.2", "--settle", "0.1", "--connections", "20", "--workers", "2",
+                      "--repeats", "1", "--profile", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     results = load_results(tmp_path)
     by_label = {p.label: p for p in results.profiles}
