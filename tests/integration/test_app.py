@@ -1,6 +1,6 @@
 """`pywebbench app` on real third-party apps written here: Flask with SQLAlchemy, FastAPI with
 Pydantic models, a Django project from `django-admin startproject` reading the private
-PostgreSQL; each across three servers, 1 s windows, 2 rounds. Then the bad inputs: one line
+PostgreSQL; each across three servers, 1 s windows, one round. Then the bad inputs: one line
 and exit 2 each, before any load."""
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from pywebbench.results.store import load_results
 from pywebbench.stage.envs import EnvironmentBuilder, EnvSpec
 from .conftest import pywebbench
 
-SHORT = ("--duration", "1", "--rounds", "2", "--warmup", "0.2", "--settle", "0.1", "--connections", "8")
+SHORT = ("--duration", "1", "--rounds", "1", "--warmup", "0.2", "--settle", "0.1", "--connections", "8")
+"""One round: each server's window on the app shows it served the mix (a second round in the same
+launch repeated that; rounds and launches are the run tests' subject)."""
 FLASK_REQS = "flask==3.1.3\nsqlalchemy==2.0.58\n"
 DJANGO_REQS = ("django==5.2.19", "psycopg[binary]==3.3.9")
 
@@ -31,14 +33,14 @@ def _one_error_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def _measured(out: Path, servers: set[str], done: subprocess.CompletedProcess[str]) -> None:
-    """Every server was loaded in both rounds, answered the mix without an error, and has its deploy command."""
+    """Every server was loaded, answered the mix without an error, and has its deploy command."""
     assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: a busy shared machine flags windows
     results = load_results(out)
     assert {t.spec.stack_id for t in results.trials} == {f"app:{s}" for s in servers}
     for trial in results.trials:
         assert trial.status is TrialStatus.OK, (trial.spec.trial_id, trial.error)
         assert trial.load is not None and trial.load.requests > 0 and trial.load.non_2xx == 0
-    assert {t.spec.round for t in results.trials} == {1, 2}
+    assert {t.spec.round for t in results.trials} == {1} and len(results.trials) == len(servers)
     deploy = results.header.options["deploy"]
     assert set(deploy) == {f"app:{s}" for s in servers}
     assert "Deploy commands" in done.stdout
