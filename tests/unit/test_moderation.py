@@ -80,7 +80,9 @@ def test_a_table_lends_degrees_of_freedom_to_each_stack_and_keeps_a_noisy_one_wi
     plain = {label: ratio_interval(obs) for label, obs in sets.items()}
     assert prior.df > 0
     quiet = [label for label in sets if label != "s0"]
-    assert all(moderated[label].df > 2.0 for label in quiet)  # more than their own three launches give
+    # more than their own three launches give, but for the few a 90% outlier test flags by chance
+    # (on two own degrees of freedom it is made at 0.90: moderation.OUTLYING_BY_DF)
+    assert sum(moderated[label].df > 2.0 for label in quiet) >= len(quiet) - 3  # type: ignore[union-attr]
     # The quiet stacks' widths pulled together: their own launches alone scatter them.
     mine = [moderated[label].half_width for label in quiet]  # type: ignore[union-attr]
     own = [plain[label].half_width for label in quiet]  # type: ignore[union-attr]

@@ -55,6 +55,10 @@ class Noise:
     tail_df: float = 4.0
     outlier_rate: float = 0.02
     outlier_factor: float = 0.6
+    marked_factor: float = 1.0
+    """The first stack after the baseline this many times noisier than its scale says (a noise class)."""
+    baseline_factor: float = 1.0
+    """The baseline this many times noisier."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,9 @@ def simulate_logs(shape: Shape, noise: Noise, runs: int, rng: np.random.Generato
     s, l, r = shape.stacks, shape.launches, shape.rounds
     scale = np.exp(rng.normal(0.0, noise.stack_spread, (runs, s)))
     scale *= np.where(rng.random((runs, s)) < noise.noisy_share, 3.0, 1.0)
+    scale[:, 0] *= noise.baseline_factor
+    if s > 1:
+        scale[:, 1] *= noise.marked_factor
     mu = rng.normal(0.0, 0.5, (runs, s))
     launch = rng.normal(0.0, 1.0, (runs, s, l)) * (noise.launch_sd * scale)[..., None]
     machine = rng.normal(0.0, noise.machine_sd, (runs, 1, l, r))

@@ -1,16 +1,30 @@
 """Neighbours in a ranking: tie groups, and what each pair is (different, equivalent, unresolved).
 
 Two rows are compared by their own paired ratio, round by round (what the pairing cancels stays
-cancelled), on the interval paired.ratio_interval gives, borrowing the table's own-part spread.
+cancelled), on the interval paired.ratio_interval gives, borrowing the table's own-part spread
+unless the pair's own spread is outlying; rows that shared too few launches, through their ratios
+to the baseline. A table's pairs are judged as one family (analyze/verdict_family.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
-from pywebbench.analyze.moderation import NO_PRIOR, Prior
-from pywebbench.analyze.paired import CONFIDENCE, Observation, launch_centre, paired_ratios, ratio_interval
+from scipy.special import fdtri
+
+from pywebbench.analyze.moderation import NO_PRIOR, Prior, launch_means, outlying_quantile, spreads
+from pywebbench.analyze.paired import (
+    CONFIDENCE,
+    Interval,
+    Observation,
+    launch_array,
+    launch_centre,
+    paired_ratios,
+    ratio_interval,
+)
+from pywebbench.analyze.verdict_family import CONTROL, FamilyControl, PairTest, judge
 
 
 def pair_prior(prior: Prior) -> Prior:
@@ -46,46 +60,71 @@ class PairVerdict(StrEnum):
     """Neither: more rounds or launches would tell."""
 
 
+def pair_lent(ratios: Sequence[Observation], prior: Prior) -> Prior:
+    """The spread a pair borrows: the table's doubled own-part spread, unless the pair's own
+    launches spread improbably wide for it (a noisy stack in the pair keeps its own spread, as
+    moderation.moderated_intervals lets an outlying stack keep its own)."""
+    lent = pair_prior(prior)
+    if lent.df <= 0 or not ratios:
+        return lent
+    variance, df = spreads(launch_means(launch_array([ratios])))
+    own, own_df = float(variance[0]), float(df[0])
+    if own_df > 0 and math.isfinite(own) and own > lent.variance * float(fdtri(own_df, lent.df, outlying_quantile(own_df))):
+        return NO_PRIOR
+    return lent
+
+
+def pair_test(a: Sequence[Observation], b: Sequence[Observation], *, prior: Prior = NO_PRIOR,
+              through: tuple[Interval | None, Interval | None] = (None, None)) -> PairTest | None:
+    """a/b from their own paired ratio, or, where they shared too few launches for one,
+    through their intervals to the baseline (`through`); None where neither exists."""
+    ratios = paired_ratios(a, b)
+    interval = ratio_interval(ratios, prior=pair_lent(ratios, prior))
+    if interval is not None:
+        return PairTest.of(interval)
+    first, second = through
+    return PairTest.through(first, second) if first is not None and second is not None else None
+
+
 def pair_verdict(a: Sequence[Observation], b: Sequence[Observation], *, prior: Prior = NO_PRIOR,
                  margin: float = EQUIVALENCE, confidence: float = CONFIDENCE) -> PairVerdict:
-    """a against b from their own paired ratio: different, equivalent within ±margin, or unresolved."""
-    ratios = paired_ratios(a, b)
-    lent = pair_prior(prior)
-    interval = ratio_interval(ratios, prior=lent, confidence=confidence)
-    if interval is not None and interval.excludes_one:
-        return PairVerdict.DIFFERENT
-    # Two one-sided tests, each at 1 - confidence: the (2 x confidence - 1) interval inside the margin.
-    tost = ratio_interval(ratios, prior=lent, confidence=2.0 * confidence - 1.0)
-    if tost is not None and tost.within(margin):
-        return PairVerdict.EQUIVALENT
-    return PairVerdict.UNRESOLVED
+    """a against b alone (a family of one): different, equivalent within ±margin, or unresolved."""
+    test = pair_test(a, b, prior=prior)
+    if test is None:
+        return PairVerdict.UNRESOLVED
+    (said,) = judge([test], margin, FamilyControl.NONE, level=1.0 - confidence)
+    return PairVerdict(said or PairVerdict.UNRESOLVED)
 
 
 def rank_with_verdicts(
     items: Sequence[tuple[str, Sequence[Observation]]], *, higher_is_better: bool = True,
     prior: Prior = NO_PRIOR, margin: float = EQUIVALENCE, confidence: float = CONFIDENCE,
+    intervals: Mapping[str, Interval | None] | None = None, control: FamilyControl = CONTROL,
 ) -> list[tuple[str, int, PairVerdict | None]]:
     """Labels best first, each with a tie group (from 1) and its verdict against the next row.
 
-    A row joins the previous row's group unless their own paired ratio tells them apart
-    (adjacent neighbours only: overlapping intervals against a baseline would hide the
-    pairing); no interval tells nothing apart. Rows without a value come last, each in a group
-    of its own, with no verdict.
+    Adjacent neighbours are compared by their own paired ratio (overlapping intervals against a
+    baseline would hide the pairing), or, where they shared too few launches, through their
+    `intervals` to the baseline; the pairs' tests are judged as one family (verdict_family.py).
+    A row joins the previous row's group unless its pair was called different. Rows without a
+    value come last, each in a group of its own, with no verdict.
     """
     scored = [(label, obs, launch_centre(obs)) for label, obs in items]
     sign = -1.0 if higher_is_better else 1.0
     ranked = sorted(scored, key=lambda row: (row[2] is None, sign * (row[2] or 0.0)))
+    known = intervals or {}
+    tests: list[PairTest | None] = []
+    for (label, obs, value), (below, below_obs, below_value) in zip(ranked, ranked[1:]):
+        tests.append(pair_test(obs, below_obs, prior=prior, through=(known.get(label), known.get(below)))
+                     if value is not None and below_value is not None else None)
+    verdicts = judge(tests, margin, control, level=1.0 - confidence)
     out: list[tuple[str, int, PairVerdict | None]] = []
     group = 0
-    previous: Sequence[Observation] | None = None
-    for label, obs, value in ranked:
-        verdict = (pair_verdict(previous, obs, prior=prior, margin=margin, confidence=confidence)
-                   if previous is not None and value is not None else None)
-        if out and verdict is not None:
-            out[-1] = (*out[-1][:2], verdict)  # the verdict belongs to the row above, against this one
-        group += 0 if verdict is not None and verdict is not PairVerdict.DIFFERENT else 1
-        out.append((label, group, None))
-        previous = obs if value is not None else None
+    for index, (label, _obs, _value) in enumerate(ranked):
+        above = verdicts[index - 1] if index > 0 else None
+        group += 0 if above is not None and above != PairVerdict.DIFFERENT else 1
+        said = verdicts[index] if index < len(verdicts) else None
+        out.append((label, group, PairVerdict(said) if said is not None else None))
     return out
 
 

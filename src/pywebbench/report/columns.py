@@ -249,11 +249,11 @@ COLUMNS: tuple[Column, ...] = (
             _H: Look(detail=lambda r: interval(r.ratio_ci, ".2f") or (r.interval_note or ""))},
            hint="req/s relative to the baseline in the same cell, with its 95% interval"),
     Column("tie", "Tie", lambda r: r.tie_group, _tie, _ALL, Align.CENTER, when=_paired,
-           hint="rows with the same number are tied: the interval of their own paired ratio holds 1"),
+           hint="rows with the same number are tied: their pair was not called different"),
     Column("next", "vs next", lambda r: r.next_verdict, lambda r, t: r.next_verdict or "",
            {_T: Look("Next", lambda r, t: _SHORT_VERDICT.get(r.next_verdict or "", "")), _M: Look(), _H: Look()},
            Align.CENTER,
-           when=_paired, hint="against the row below: different (95% interval excludes 1), equivalent (within "
+           when=_paired, hint="against the row below: different (told apart), equivalent (within "
            "the run's --equivalence margin, two one-sided tests) or unresolved"),
     Column("cpu_ratio", "CPU/req ratio", lambda r: r.cpu_ratio, _fmt(lambda r: r.cpu_ratio, ".3f"), {_T: Look()},
            when=_paired),

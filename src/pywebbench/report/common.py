@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
+from pywebbench.analyze.verdict_family import rule as verdict_rule
 from pywebbench.analyze.rows import Row
 from pywebbench.plan.duet_design import COMPLETE_UP_TO
 from pywebbench.plan.knobs import cpus_label, knob_labels
@@ -180,9 +181,9 @@ def method_reading(rows: list[Row]) -> str:
             "its launch means; its 95% interval is Student's t over the launch means, their spread moderated "
             "across the table's stacks (one launch: no interval, 'needs 2 launches'; a table of one or two "
             "ratios lends nothing, and two launches there give one degree of freedom: 'needs 3 launches'). Rows with the "
-            "same Tie number (in the terminal, a --wide column) are tied: the interval of their own paired ratio holds 1. Next: each row against "
+            "same Tie number (in the terminal, a --wide column) are tied: their pair was not called different. Next: each row against "
             "the one below, != different, ~= equivalent (two one-sided tests within the run's --equivalence "
-            "margin), ? unresolved.")
+            "margin), ? unresolved. " + verdict_rule())
     if (duet := by_method.get(Method.DUET)) is not None:
         design = ("every pair of stacks was loaded at the same time once a round" if len({r.label for r in duet})
                   <= COMPLETE_UP_TO else "two stacks at a time, each beside its neighbours in the order the "

@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from pywebbench.analyze.verdict_family import rule as verdict_rule
 from pywebbench.analyze.agreement import kendall_tau_b
 from pywebbench.analyze.duet import window_noise
 from pywebbench.analyze.pairing import app_cpu_of, pair_sides, requests_per_cpu_second, rps_of
@@ -53,8 +54,8 @@ def render(results: Path) -> str:
             "random cycle's (`docs/method.md`). A ratio is relative efficiency at an equal share of one CPU "
             "against the baseline; its interval is a 95% interval at the run's shape, whose coverage the "
             "duet grid of `docs/method.md` shows by simulation. *Against the next*: the row against the one "
-            "below it, different (their paired interval excludes 1), equivalent (within the run's "
-            "`--equivalence` margin by two one-sided tests) or unresolved (neither).",
+            "below it, different (their paired ratio tells them apart), equivalent (within the run's "
+            "`--equivalence` margin by two one-sided tests) or unresolved (neither). " + verdict_rule(),
             f"`{COMMAND}`"]
     if not results_path(folder).exists():
         return "\n\n".join([*head, "Not measured yet."]) + "\n"

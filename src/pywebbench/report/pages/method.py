@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD
-from pywebbench.report.pages import coverage, loop_cost, rederived
+from pywebbench.report.pages import coverage, loop_cost, rederived, verdicts
 from pywebbench.report.pages.calibration import CalibrationRun, across_runs, load_runs, percent, summary, table
 
 TEN_MINUTES_S = 600.0
@@ -170,6 +170,18 @@ def _coverage(results: Path) -> str:
     """The simulated coverage: the grid of shapes, adaptive allocation, the duet designs."""
     return f"""\
 {coverage.section(results)}
+
+### Noisier stacks: coverage per noise class
+
+`python -m pywebbench.analyze.noise_classes docs/results/coverage/noise-classes.json` (in `scripts/coverage`)
+
+{verdicts.classes_section(results)}
+
+### Verdicts: the family's error rate
+
+`python -m pywebbench.analyze.verdict_errors docs/results/coverage/verdict-errors.json` (in `scripts/coverage`)
+
+{verdicts.errors_section(results)}
 
 ### Adaptive allocation: coverage when stacks stop early
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pywebbench.analyze.verdict_family import rule as verdict_rule
 from pywebbench.analyze.rows import Row, Summary, ranked_rows, run_baseline, run_equivalence, summarize
 from pywebbench.analyze.shards import chain
 from pywebbench.report.markdown import code, escape
@@ -107,7 +108,7 @@ RUNS = (
            "The comparison for the run above: the same stacks, blocks and budget, every stack in every round, "
            "each alone on the CPU in its window, run alone a day after it: 7 launches of one round for each "
            "stack (63 in all) against the duet's 3-4, and intervals half as wide again (median ±15.1% against "
-           "±9.8%); no adjacent pair told apart. `docs/catalog.md` sets the two side by side."),
+           "±9.8%); one adjacent pair told apart (the table marks it). `docs/catalog.md` sets the two side by side."),
 )
 
 
@@ -117,9 +118,9 @@ def render(results: Path) -> str:
              "not this file. -->",
              "Each section is one run made on this project's shared 2-core VM with nothing else running, "
              "its results committed in the folder it names; `pywebbench report FOLDER` shows it again. "
-             "*Against the next*: the row against the one below it, different (their paired interval "
-             "excludes 1), equivalent (within the run's `--equivalence` margin by two one-sided tests) or "
-             "unresolved (neither)."]
+             "*Against the next*: the row against the one below it, different (their paired ratio "
+             "tells them apart), equivalent (within the run's `--equivalence` margin by two one-sided tests) or "
+             "unresolved (neither). " + verdict_rule()]
     for ranked in RUNS:
         parts.append(_section(results, ranked))
     parts.append(_sharded(results))

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from datetime import datetime
 
+from pywebbench.analyze.verdict_family import rule as verdict_rule
 from pywebbench.analyze.agreement import ClaimCheck, Estimate, Verdict, check_claim
 from pywebbench.analyze.rows import Summary, summarize
 from pywebbench.plan.presets import Preset, get_preset
@@ -229,9 +230,9 @@ def our_ranking(summary: Summary, workload: str, preset: Preset | None = None) -
         if len(here) < 2:
             continue
         point = f" at {point_of_row(here[0], preset)}" if preset is not None and preset.grid and len(cells) > 1 else ""
-        lines = [f"Our ranking{point}, each stack against the next one down (different: the paired interval "
-                 "excludes 1; equivalent: within the run's `--equivalence` margin by two one-sided tests; "
-                 "unresolved: neither):", "", "| # | Stack | Our ratio [95%] | Against the next |", "|---:|---|---|---|"]
+        lines = [f"Our ranking{point}, each stack against the next one down (different: the paired ratio "
+                 "tells them apart; equivalent: within the run's `--equivalence` margin by two one-sided tests; "
+                 "unresolved: neither; " + verdict_rule().rstrip(".") + "):", "", "| # | Stack | Our ratio [95%] | Against the next |", "|---:|---|---|---|"]
         for i, row in enumerate(sorted(here, key=lambda r: -(r.ratio or 0.0)), start=1):
             interval = f" [{row.ratio_ci[0]:.2f}, {row.ratio_ci[1]:.2f}]" if row.ratio_ci else \
                 f" ({row.interval_note})" if row.interval_note else ""
