@@ -53,14 +53,14 @@ SHARED_FIXTURES = frozenset({"test_app.py", "test_app_tune.py", "test_ceiling.py
 per worker that runs their tests: their tests stay on one worker (pytest-xdist's loadgroup)."""
 
 
-# The parallel pass ends when its last test does: the longest start first (each took a minute
-# or more three at a time on this 2-core VM, 2026-11-28), so no long test starts at the end.
-LONGEST_FIRST = ("test_interleaved.py::test_calibrate_prints", "test_shards.py", "test_workloads.py::test_every_workload_answers_right_on_every_type",
-                 "test_hosts_db.py", "test_interleaved.py::test_ctrl_c_mid_round",
-                 "test_interleaved.py::test_a_duet_of_six_stacks", "test_tune.py",
-                 "test_sweeps_and_statistics.py::test_calibrate_and_compare", "test_app_tune.py",
-                 "test_interleaved.py::test_the_ranking_rule", "test_hosts_run.py::test_run_with_an_inventory",
-                 "test_open_loop_mix.py::test_app_tune_slo")
+# The parallel pass ends when its last test does: the longest start first (30 s to 2 min each,
+# three at a time on this 2-core VM, 2026-11-28), so no long test starts at the end.
+LONGEST_FIRST = ("test_interleaved.py::test_calibrate_prints", "test_shards.py",
+                 "test_sweeps_and_statistics.py::test_calibrate_and_compare", "test_interleaved.py::test_the_ranking_rule",
+                 "test_interleaved.py::test_a_duet_of_six_stacks", "test_interleaved.py::test_ctrl_c_mid_round",
+                 "test_interleaved.py::test_launch_blocks", "test_interleaved.py::test_three_stacks", "test_hosts_db.py",
+                 "test_interleaved.py::test_method_auto", "test_workloads.py::test_every_workload_answers_right_on_every_type",
+                 "test_tune.py", "test_app_tune.py", "test_open_loop_mix.py::test_app_tune_slo")
 
 
 def _rank(item: pytest.Item) -> int:
