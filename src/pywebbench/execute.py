@@ -342,7 +342,7 @@ def execute(
     if parts:
         parts = _fitted(parts, len(job.points), on_note)
     elif options.method.paired and drive is None:
-        options, line = fit_plan_to_budget(options, plan, len(job.points))
+        options, line = fit_plan_to_budget(options, plan, len(job.points), lends=job.kind != "calibrate")
         on_note(line)
         job = replace(job, options=options)
     header = _header(job, plan, generator, baseline)

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from pywebbench.plan.budgeting import affordable, budget_for, fit_to_budget, ratios_in_table, windows_per_round
+import pytest
+
+from pywebbench.errors import UserError
+from pywebbench.plan.budgeting import (
+    affordable,
+    budget_for,
+    fit_to_budget,
+    ratios_in_table,
+    refuse_small_budget,
+    windows_per_round,
+)
 from pywebbench.plan.options import RunOptions
 
 
@@ -69,3 +79,21 @@ def test_windows_of_a_request_count_say_the_estimate_is_a_floor() -> None:
     assert "run to a request count" in line
     _, timed = fit_to_budget(RunOptions(budget_s=600.0), 22, 22)
     assert "request count" not in timed
+
+
+def test_calibrate_s_budget_counts_its_sizing_at_the_rounds_per_launch_it_takes() -> None:
+    """The sizing phase caps its rounds per launch at 2: asking for 4 does not make it cheaper."""
+    said = []
+    for per in (2, 4):
+        with pytest.raises(UserError) as refused:
+            refuse_small_budget(RunOptions(budget_s=30.0, rounds_per_launch=per), sizing_rounds=8)
+        said.append(str(refused.value))
+    assert said[0] == said[1] and "sizing phase takes about" in said[0]
+
+
+def test_a_figure_resting_on_one_ratio_needs_three_launches_whatever_the_table_holds() -> None:
+    """calibrate's B against its probe P: four variants would pool (two launches), one ratio cannot."""
+    options = RunOptions(repeats=4, rounds_per_launch=2)
+    _, pooled = fit_to_budget(options, 4, 4, ratios=3)
+    _, own = fit_to_budget(options, 4, 4, ratios=1)
+    assert "needs 2 launches" in pooled and "needs 3 launches" in own

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from pywebbench.plan.budgeting import SIZING_ROUNDS_PER_LAUNCH
 from pywebbench.analyze.calibrate_probe import EXTRA_WORK_ENV
 from pywebbench.analyze.calibrate import (
     Sizing, expected_ab, share_words, size_extra_work, sizing_variants,
@@ -34,7 +35,7 @@ def sizing_phase(options: RunOptions, catalog: Catalog, stack_id: str, per_us: f
     # probe's CPU ratio is read far more tightly there.
     method = options.method if options.method.paired else Method.INTERLEAVED
     sizing = Job("calibrate", replace(options, method=method, repeats=SIZING_ROUNDS, precision=None,
-                                     rounds_per_launch=min(options.rounds_per_launch, SIZING_ROUNDS // 3),
+                                     rounds_per_launch=min(options.rounds_per_launch, SIZING_ROUNDS_PER_LAUNCH),
                                      budget_s=None, out_dir=run_dir / "sizing"),
                  variants=sized, extra={"phase": "sizing"})
     outcome = run_in_terminal(sizing, catalog, None, table=None, baseline=f"{sized[0].stack.id}#A")

@@ -27,6 +27,9 @@ WINDOW_OVERHEAD_S = 0.85
 and exit, recording (measured: about 85% of a round's wall time is in windows and settles)."""
 LAUNCH_PER_STACK_S = 4.0
 """Starting, checking and warming one server, and its share of the quiet wait after a launch."""
+SIZING_ROUNDS_PER_LAUNCH = 2
+"""calibrate's sizing phase takes at most this many rounds per launch, whatever --rounds-per-launch
+asks (commands/sizing.py): its budget is estimated at the same."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ def refuse_small_budget(options: RunOptions, *, sizing_rounds: int, main_variant
     three launches); else one line before anything starts."""
     if options.budget_s is None:
         return
-    per = options.rounds_per_launch
+    per = min(options.rounds_per_launch, SIZING_ROUNDS_PER_LAUNCH)  # the sizing phase's own cap
     sizing = budget_for(options, 2, 2, math.ceil(sizing_rounds / per), per) if sizing_rounds else 0.0
     least = launches_needed(2)
     main = budget_for(options, main_variants, main_variants, least, 1)
@@ -140,13 +143,16 @@ def ratios_in_table(labels: set[str], stack_ids: set[str]) -> int:
     return len(labels) - len(stack_ids) if len(labels) > len(stack_ids) else len(labels) - 1
 
 
-def fit_plan_to_budget(options: RunOptions, plan: Plan, points: int) -> tuple[RunOptions, str]:
-    """fit_to_budget for a plan's first round, each sweep point with its share of the budget."""
+def fit_plan_to_budget(options: RunOptions, plan: Plan, points: int, *, lends: bool = True) -> tuple[RunOptions, str]:
+    """fit_to_budget for a plan's first round, each sweep point with its share of the budget.
+    `lends`: False where a figure the run exists for rests on one ratio's own launches whatever
+    the table holds (calibrate's B against its probe P: three launches, not the two its four
+    variants' pooled table would need)."""
     first = [s for s in plan.sessions if s.round == min((x.round for x in plan.sessions), default=1)]
     stacks = max(1, len({s.label for s in first}))
     windows = windows_per_round(options.method, sum(len(s.trials) for s in first) // max(1, points), stacks)
     share = replace(options, budget_s=options.budget_s / max(1, points)) if options.budget_s else options
-    ratios = ratios_in_table({s.label for s in first}, {s.stack.id for s in first})
+    ratios = ratios_in_table({s.label for s in first}, {s.stack.id for s in first}) if lends else 1
     fitted, line = fit_to_budget(share, windows, stacks, max(1, points), ratios)
     return replace(options, rounds_per_launch=fitted.rounds_per_launch), line
 
