@@ -232,7 +232,7 @@ def our_ranking(summary: Summary, workload: str, preset: Preset | None = None) -
         point = f" at {point_of_row(here[0], preset)}" if preset is not None and preset.grid and len(cells) > 1 else ""
         lines = [f"Our ranking{point}, each stack against the next one down (different: the paired ratio "
                  "tells them apart; equivalent: within the run's `--equivalence` margin by two one-sided tests; "
-                 "unresolved: neither; " + verdict_rule().rstrip(".") + "):", "", "| # | Stack | Our ratio [95%] | Against the next |", "|---:|---|---|---|"]
+                 "unresolved: neither; " + _lowered(verdict_rule()) + "):", "", "| # | Stack | Our ratio [95%] | Against the next |", "|---:|---|---|---|"]
         for i, row in enumerate(sorted(here, key=lambda r: -(r.ratio or 0.0)), start=1):
             interval = f" [{row.ratio_ci[0]:.2f}, {row.ratio_ci[1]:.2f}]" if row.ratio_ci else \
                 f" ({row.interval_note})" if row.interval_note else ""
@@ -295,3 +295,8 @@ def page_header(title: str, seed: str, source_module: str) -> str:
             f"Seed `{seed}`. Our runs are in `docs/results/{SEEDS_DIR}/<preset>/results.jsonl`; every figure "
             "of ours below is read from them, every figure of the seed's from its text (each preset names "
             "the section).")
+
+
+def _lowered(sentence: str) -> str:
+    """A sentence set inside another's parentheses: its first letter lowered, its full stop dropped."""
+    return sentence[:1].lower() + sentence[1:].rstrip(".")
