@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pywebbench.analyze.host_noise import noise_reading
 from pywebbench import __version__
 from pywebbench.analyze.precision import wide_labels
 from pywebbench.analyze.allocation import open_rule, ranking_rule
@@ -152,7 +153,7 @@ def _run_rounds(job: Job, runner: Runner, plan: Plan, catalog: Catalog, cpus: tu
             min_rounds=first_look(options.rounds, options.rounds_per_launch, options.precision) if min_rounds is None
             else min_rounds, baseline=baseline,
             budget=budget.share(len(points) - index), adaptive=adaptive, block=options.launch_block,
-            answered="precision" if options.precision else "placed"))
+            answered="precision" if options.precision else "placed", noise=noise_reading(baseline)))
         most = max(most, outcome.rounds)
         where = f" at {point_label(point)}" if point else ""
         on_note(f"{outcome.rounds} rounds in {outcome.launches} launch(es){where}; stopped: {outcome.stopped}")

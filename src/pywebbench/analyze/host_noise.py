@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pywebbench.analyze.moderation import t_quantile
 from pywebbench.analyze.pairing import paired_to_baseline
 from pywebbench.plan.interval_rule import SPREADS_TO_POOL, launches_needed
-from pywebbench.results.model import TrialResult
+from pywebbench.results.model import ServiceRecord, TrialResult
 
 RECORD = "host-noise"
 """The service record a run writes with it (results.jsonl), beside the generator's ceiling."""
@@ -71,3 +71,23 @@ def window_noise(trials: Sequence[TrialResult], baseline: str) -> WindowNoise | 
         windows += len(logs)
         stacks += 1
     return WindowNoise(math.sqrt(squares / df), df, windows, stacks) if df > 0 else None
+
+
+NoiseReading = Callable[[Sequence[TrialResult], int, int], "tuple[str, ServiceRecord] | None"]
+"""What the rounds call after a set's second round: (its windows, the launches it plans, rounds
+per launch) -> the line to say and the record to keep, or None before two windows of a stack."""
+
+
+def noise_reading(baseline: str) -> NoiseReading:
+    """The reading a paired run's rounds make of the host's noise (measure/ sits below analyze/,
+    so the run hands it to them, as it hands them its stopping rule)."""
+    def read(trials: Sequence[TrialResult], planned: int, rounds_per_launch: int) -> tuple[str, ServiceRecord] | None:
+        noise = window_noise(trials, baseline)
+        if noise is None:
+            return None
+        launches = max(planned, launches_needed(noise.stacks))
+        return noise.line(launches, rounds_per_launch), ServiceRecord(RECORD, "", {
+            "sd_log": round(noise.sd, 6), "df": noise.df, "windows": noise.windows, "stacks": noise.stacks,
+            "after_rounds": 2, "resolves": {str(n): round(noise.resolves(n, rounds_per_launch), 4)
+                                            for n in (launches, 2 * launches)}})
+    return read

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pywebbench.plan.sessions import Session
-from pywebbench.results.model import TrialResult
+from pywebbench.results.model import ServiceRecord, TrialResult
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,9 @@ class RoundPlan:
     ratios: bool = True
     """Whether the set's answer is ratio intervals (False: capacity searches, which need none,
     so the pace note about launches would be noise)."""
+    noise: Callable[[Sequence[TrialResult], int, int], tuple[str, ServiceRecord] | None] | None = None
+    """Read after the second round: (the set's windows, the launches it plans, rounds per launch)
+    -> the host's noise as a line and a record (analyze/host_noise.noise_reading); None: not read."""
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,11 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 
-from pywebbench.analyze.host_noise import RECORD as HOST_NOISE, window_noise
 from pywebbench.loadgen.base import LoadGenError
 from pywebbench.plan.duet_design import duet_pairs, duet_windows
 from pywebbench.plan.interval_rule import launches_needed
 from pywebbench.plan.sessions import Session
-from pywebbench.results.model import Method, ServiceRecord, TrialResult, TrialSpec
+from pywebbench.results.model import Method, TrialResult, TrialSpec
 from pywebbench.measure.round_plan import Budget, RoundPlan, SetOutcome
 from pywebbench.measure.runner import Runner
 from pywebbench.measure.isolation import Isolation
@@ -232,17 +231,15 @@ class Rounds:
                      f"the start buys {needed} launches of one round")
 
     def _say_the_noise(self, plan: RoundPlan) -> None:
-        """After the second round: how much a window's ratio moves on this host today, what the
-        run's launches resolve at that, and the figure kept in the results (analyze/host_noise.py)."""
-        noise = window_noise(self.runner.results[self._set_start:], plan.baseline)
-        if noise is None:
+        """After the second round: how much a window's ratio moves on this host today and what the
+        run's launches resolve at that (plan.noise, analyze/host_noise.py), kept in the results."""
+        if plan.noise is None:
             return
-        launches = max(launches_needed(noise.stacks), math.ceil(plan.min_rounds / max(1, self.rounds_per_launch)))
-        self.on_note(noise.line(launches, self.rounds_per_launch))
-        self.runner.writer.add_service(ServiceRecord(HOST_NOISE, "", {
-            "sd_log": round(noise.sd, 6), "df": noise.df, "windows": noise.windows, "stacks": noise.stacks,
-            "after_rounds": 2, "resolves": {str(n): round(noise.resolves(n, self.rounds_per_launch), 4)
-                                            for n in (launches, 2 * launches)}}))
+        said = plan.noise(self.runner.results[self._set_start:],
+                          math.ceil(plan.min_rounds / max(1, self.rounds_per_launch)), self.rounds_per_launch)
+        if said is not None:
+            self.on_note(said[0])
+            self.runner.writer.add_service(said[1])
 
     def _round_estimate(self, relaunch: bool) -> float:
         """The next round's wall time: the median round, plus the median launch if one is due."""
