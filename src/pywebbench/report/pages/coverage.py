@@ -175,7 +175,7 @@ def _placed_words(cells: list[dict[str, Any]]) -> str:
             f"and fewer in {fewer}.")
 
 
-def _coverage_mark(cell: dict[str, Any]) -> str:
+def coverage_mark(cell: dict[str, Any]) -> str:
     """A simulated cell's coverage, marked (!) outside the band; 'no interval' where it gave none."""
     if not cell["intervals"]:
         return "no interval"
@@ -193,7 +193,7 @@ def allocation_section(results: Path) -> str:
     for c in data["cells"]:
         ratios = c["runs"] * (c["stacks"] - 1)
         rule = f"within ±{c['precision']:.0%}" if c["precision"] is not None else "placed in the ranking"
-        lines.append(f"| {c['stacks']} | {c['launches']} x {c['rounds']} | {rule} | {_coverage_mark(c)}"
+        lines.append(f"| {c['stacks']} | {c['launches']} x {c['rounds']} | {rule} | {coverage_mark(c)}"
                      f" | {c['launches_used']:.1f} | {c['answered'] / ratios:.0%} | {c['even_answered'] / ratios:.0%} |")
     rated = [c["covered"] / c["intervals"] for c in data["cells"] if c["intervals"]]
     inside = sum(LOW <= c <= HIGH for c in rated)
@@ -224,7 +224,7 @@ def stopping_section(results: Path) -> str:
              "| stopped early | rounds (mean) |", "|---|---|---|---|---|---|---|---|"]
     for c in data["cells"]:
         lines.append(f"| {c['method']} | {c['stacks']} | {c['launches']} x {c['rounds']} | ±{c['precision']:.0%} | "
-                     f"{c['min_rounds'] // c['rounds']} launches | {_coverage_mark(c)}"
+                     f"{c['min_rounds'] // c['rounds']} launches | {coverage_mark(c)}"
                      f" | {c['stopped_early'] / c['runs']:.0%} | {c['mean_rounds']:.1f} |")
     said = []
     for launches in sorted({c["min_rounds"] // c["rounds"] for c in data["cells"]}):

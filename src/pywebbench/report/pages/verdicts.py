@@ -7,14 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pywebbench.analyze.verdict_family import rule
-from pywebbench.report.pages.coverage import HIGH, LOW, read_record
-
-
-def _rate(cell: dict[str, Any]) -> str:
-    if not cell["intervals"]:
-        return "no interval"
-    coverage = cell["covered"] / cell["intervals"]
-    return f"{coverage:.1%}" + ("" if LOW <= coverage <= HIGH else " (!)")
+from pywebbench.report.pages.coverage import HIGH, LOW, coverage_mark, read_record
 
 
 def classes_section(results: Path) -> str:
@@ -28,7 +21,7 @@ def classes_section(results: Path) -> str:
     lines = ["| launches x rounds, stacks | " + " | ".join(classes) + " |", "|---|" + "---|" * len(classes)]
     for launches, rounds, stacks in shapes:
         lines.append(f"| {launches} x {rounds}, {stacks} | "
-                     + " | ".join(_rate(by[(name, launches, rounds, stacks)]) for name in classes) + " |")
+                     + " | ".join(coverage_mark(by[(name, launches, rounds, stacks)]) for name in classes) + " |")
     rate = {(c["class"], c["launches"], c["rounds"], c["stacks"]): c["covered"] / c["intervals"]
             for c in cells if c["intervals"]}
     held = sorted({launches for _, launches, _, _ in rate if all(
