@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +53,16 @@ class LoadGenerator(Protocol):
     def version(self) -> str: ...
 
     def run(self, request: LoadRequest, work_dir: Path) -> LoadResult: ...
+
+
+def first_line_version(binary: str, flag: str = "--version") -> str:
+    """A tool's version as the first line it prints for `flag`; 'missing' where it is not on PATH."""
+    path = shutil.which(binary)
+    if path is None:
+        return "missing"
+    done = subprocess.run([path, flag], capture_output=True, text=True, check=False)
+    first = done.stdout.strip().splitlines()
+    return first[0] if first else "unknown"
 
 
 def taskset_prefix(cpus: tuple[int, ...]) -> list[str]:

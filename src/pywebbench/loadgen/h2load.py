@@ -13,13 +13,12 @@ from __future__ import annotations
 import math
 import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from pywebbench.catalog.protocols import Protocol
-from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
+from pywebbench.loadgen.base import LoadGenError, LoadRequest, first_line_version, taskset_prefix
 from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
@@ -40,12 +39,7 @@ class H2load:
         self.binary = binary
 
     def version(self) -> str:
-        path = shutil.which(self.binary)
-        if path is None:
-            return "missing"
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
-        first = done.stdout.strip().splitlines()
-        return first[0] if first else "unknown"
+        return first_line_version(self.binary)
 
     def command(self, request: LoadRequest, log: Path) -> list[str]:
         threads = max(1, min(len(request.cpus) or 1, request.connections))

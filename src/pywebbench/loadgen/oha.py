@@ -38,7 +38,7 @@ import numpy.typing as npt
 from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.errors import UserError
 from pywebbench.stage.tools import locate
-from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix, weighted_cycle
+from pywebbench.loadgen.base import LoadGenError, LoadRequest, first_line_version, taskset_prefix, weighted_cycle
 from pywebbench.plan.generators import RequestKind, differ_only_in_path, request_kind
 from pywebbench.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
@@ -92,12 +92,7 @@ class Oha:
         self.binary = binary or oha_binary() or "oha"
 
     def version(self) -> str:
-        path = shutil.which(self.binary)
-        if path is None:
-            return "missing"
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
-        first = done.stdout.strip().splitlines()
-        return first[0] if first else "unknown"
+        return first_line_version(self.binary)
 
     def command(self, request: LoadRequest, report: Path, db: Path) -> list[str]:
         if request.rate is not None and request.rate <= 0:
