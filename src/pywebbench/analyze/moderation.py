@@ -50,6 +50,14 @@ interval from ordinary stacks at random (an outlying stack keeps its own launche
 one), so it stays at 0.99 and a noisier stack there is under-covered, as the page shows."""
 
 
+def spread_outlying(own_variance: Any, own_df: Any, prior_variance: Any, prior_df: Any) -> Any:
+    """Whether a spread on own_df degrees of freedom lies above its table's distribution (prior_variance
+    on prior_df) at outlying_quantile: then it is its own, not pulled toward the table's."""
+    ceiling = prior_variance * fdtri(np.maximum(own_df, 1), np.where(prior_df > 0, prior_df, 1.0),
+                                     outlying_quantile(own_df))
+    return (np.asarray(own_df) > 0) & (own_variance > ceiling)
+
+
 def outlying_quantile(own_df: Any) -> Any:
     """The quantile of the table's spread distribution above which a stack's own spread is its own."""
     df = np.asarray(own_df)
@@ -203,9 +211,7 @@ def moderated_intervals(logs: _Array, confidence: float = 0.95) -> tuple[Bounds,
                          + common_se2 ** 2 / np.maximum(common_df, 1))
         # A spread improbably large for the table's distribution (a misbehaving stack) is not
         # pulled toward the others: it keeps its own launches' t (Smyth's robust variant, simply).
-        ceiling = s0[..., None] * fdtri(np.maximum(own_df, 1), np.where(d0 > 0, d0, 1.0)[..., None],
-                                        outlying_quantile(own_df))
-        outlying = (own_df > 0) & (own_variance > ceiling)
+        outlying = spread_outlying(own_variance, own_df, s0[..., None], d0[..., None])
         pooled = (stacks >= SPREADS_TO_POOL)[..., None] & (n >= 2) & (d0[..., None] > 0) & ~outlying
         quantile = stdtrit(np.where(df > 0, df, 1.0), 0.5 + confidence / 2.0)
         half = np.where(pooled, quantile * np.sqrt(se2), plain.half)

@@ -8,13 +8,10 @@ to the baseline. A table's pairs are judged as one family (analyze/verdict_famil
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
-from scipy.special import fdtri
-
-from pywebbench.analyze.moderation import NO_PRIOR, Prior, launch_means, outlying_quantile, spreads
+from pywebbench.analyze.moderation import NO_PRIOR, Prior, launch_means, spread_outlying, spreads
 from pywebbench.analyze.paired import (
     CONFIDENCE,
     Interval,
@@ -69,7 +66,7 @@ def pair_lent(ratios: Sequence[Observation], prior: Prior) -> Prior:
         return lent
     variance, df = spreads(launch_means(launch_array([ratios])))
     own, own_df = float(variance[0]), float(df[0])
-    if own_df > 0 and math.isfinite(own) and own > lent.variance * float(fdtri(own_df, lent.df, outlying_quantile(own_df))):
+    if bool(spread_outlying(own, own_df, lent.variance, lent.df)):
         return NO_PRIOR
     return lent
 
