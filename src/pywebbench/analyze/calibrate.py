@@ -23,6 +23,7 @@ from scipy.special import ndtri, stdtr
 from pywebbench.analyze.calibrate_probe import (
     EXTRA_SHARE_ENV, EXTRA_WORK_ENV, PROBE_ALIAS, ExpectedFrom, expected_from_probe, probe_read,
 )
+from pywebbench.analyze.calibrate_sizing import reciprocal, unpaired_cpu_ratio
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import Catalog
 from pywebbench.errors import UserError
@@ -90,7 +91,8 @@ class Sizing:
     """What one loop cost the running app (B's probe over A, by the kernel's CPU time)."""
     probe_loops: int
     probe_ratio: Interval | None
-    """B's CPU per request over A's in the sizing windows (the probe), with its interval."""
+    """B's CPU per request over A's in the sizing windows (the probe), with its interval: A's and
+    B's own errors over the launches, not the paired one (analyze/calibrate_sizing.py)."""
     share: float = 1.0
     """The share of B's requests that spin `loops` (1: every request, as the runs before this design did)."""
 
@@ -118,11 +120,12 @@ def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> Si
     if a is None or b is None or a.cpu_ms_per_req is None or b.cpu_ratio is None:
         raise UserError("the sizing run measured no CPU per request for A and B (see its logs)")
     cpu_a_us = a.cpu_ms_per_req * 1000
+    probe = unpaired_cpu_ratio(results, b.cpu_ratio_interval)
     per_loop_us = max(1e-4, cpu_a_us * (b.cpu_ratio - 1.0) / probe_loops)
     share = cpu_a_us * slowdown / (1.0 - slowdown) / (per_loop_us * probe_loops)
     if share >= 1.0:  # a slowdown beyond the probe's: more loops on every request
-        return Sizing(round(probe_loops * share), cpu_a_us, per_loop_us, probe_loops, b.cpu_ratio_interval)
-    return Sizing(probe_loops, cpu_a_us, per_loop_us, probe_loops, b.cpu_ratio_interval, round(share, 6))
+        return Sizing(round(probe_loops * share), cpu_a_us, per_loop_us, probe_loops, probe)
+    return Sizing(probe_loops, cpu_a_us, per_loop_us, probe_loops, probe, round(share, 6))
 
 
 def expected_ab(sizing: Sizing) -> Interval | None:
@@ -235,6 +238,12 @@ class Calibration:
     ab_sized_ci: tuple[float, float] | None = None
     ab_holds_sized: bool | None = None
     ab_sized_score: float | None = None
+    cpu_ab_sized: float | None = None
+    """B's CPU per request over A's that the sizing windows expected (1 / ab_sized), to set
+    beside cpu_ab_ratio, the one B showed in the main phase's rounds."""
+    cpu_ab_sized_ci: tuple[float, float] | None = None
+    cpu_ab_holds_sized: bool | None = None
+    """B's measured CPU ratio agrees with cpu_ab_sized, both errors combined (holds)."""
     measured_share: float | None = None
     """Measured windows (sizing and main phase) as a fraction of the command's wall time."""
     main_measured_share: float | None = None
@@ -305,8 +314,11 @@ def _expectations(results: ResultSet, rows: list[Row], b: Row, sized: Interval |
     def centre(interval: Interval | None) -> float | None:
         return None if interval is None else round(interval.center, 5)
 
+    cpu = reciprocal(sized)
     by_sizing = dict(ab_sized=centre(sized), ab_sized_ci=ci(sized), ab_holds_sized=holds(b.ratio_interval, sized),
-                     ab_sized_score=_rounded(normal_score(b.ratio_interval, sized)))
+                     ab_sized_score=_rounded(normal_score(b.ratio_interval, sized)),
+                     cpu_ab_sized=centre(cpu), cpu_ab_sized_ci=ci(cpu),
+                     cpu_ab_holds_sized=holds(b.cpu_ratio_interval, cpu))
     read, probe = probe_read(results), _row(rows, PROBE_ALIAS)
     if probe is None or read is None:
         gap_by_sizing = None if sized is None or b.ratio is None else round(b.ratio / sized.center, 5)

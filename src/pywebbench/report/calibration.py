@@ -29,7 +29,7 @@ def render_calibration(c: Calibration) -> str:
         f"req/s ratio {c.ab_ratio or 0:.4f} {ci(c.ab_ci)}: {ab[c.detected]}",
         _expected_line(c),
         f"  CPU per request: A {c.cpu_us_per_req_a or 0:,.0f} us; A2/A {c.cpu_aa_ratio or 0:.4f} "
-        f"{ci(c.cpu_aa_ci)}, B/A {c.cpu_ab_ratio or 0:.4f} {ci(c.cpu_ab_ci)}",
+        f"{ci(c.cpu_aa_ci)}, B/A {c.cpu_ab_ratio or 0:.4f} {ci(c.cpu_ab_ci)}" + _cpu_check(c),
         f"  smallest difference these rounds can detect (95% confidence, 80% power): {pct(c.mde)}",
         f"  wall time in measured windows: {pct(c.measured_share)} (main phase {pct(c.main_measured_share)})",
     ]
@@ -48,3 +48,14 @@ def _expected_line(c: Calibration) -> str:
     if c.ab_expected_from == ExpectedFrom.SAME_WINDOWS and c.ab_sized is not None:
         line += f" (the sizing windows expected {c.ab_sized:.4f}: {verdict[c.ab_holds_sized]})"
     return line
+
+
+def _cpu_check(c: Calibration) -> str:
+    """B's CPU ratio in these rounds beside the one the sizing expected: where B/A misses its
+    expected value, this says whether the loops cost what the sizing read or the req/s moved."""
+    if c.cpu_ab_sized is None or c.cpu_ab_sized_ci is None:
+        return ""
+    verdict = {True: "agree", False: "DISAGREE: the loops cost the app otherwise than in the sizing",
+               None: "undecided"}
+    return (f"; the sizing expected B/A {c.cpu_ab_sized:.4f} [{c.cpu_ab_sized_ci[0]:.4f}, "
+            f"{c.cpu_ab_sized_ci[1]:.4f}]: {verdict[c.cpu_ab_holds_sized]}")

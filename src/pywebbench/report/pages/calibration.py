@@ -115,8 +115,8 @@ def load_runs(root: Path) -> list[CalibrationRun]:
 
 HEADER = ("| run | stack (A req/s, Python) | rounds per launch / warmup (duet pairs) | rounds | launches | wall | measured "
           "| A2/A [95% CI] | A/A holds 1 | injected (measured) | B/A [95% CI] | detected | expected B/A (from) "
-          "| B/A holds it | mde | launch sd | round sd |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| B/A holds it | B's CPU ratio: measured, the sizing's (agree) | mde | launch sd | round sd |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def percent(value: float | None, digits: int = 1) -> str:
@@ -141,7 +141,16 @@ def row(run: CalibrationRun) -> str:
             f"{c.wall_s / 60:.1f} min | {percent(c.main_measured_share)} | {_ci(c.aa_ratio, c.aa_ci)} | "
             f"{'yes' if c.aa_contains_one else 'NO'} | {c.injected_slowdown:.0%} ({percent(by_cpu)} by CPU) | "
             f"{_ci(c.ab_ratio, c.ab_ci)} | {'yes' if c.detected else 'NO'} | {_ci(c.ab_expected, c.ab_expected_ci)}{_source(c)} | "
-            f"{holds} | {percent(c.mde)} | {percent(run.launch_sd)} | {percent(run.round_sd)} |")
+            f"{holds} | {_cpu_check(c)} | {percent(c.mde)} | {percent(run.launch_sd)} | {percent(run.round_sd)} |")
+
+
+def _cpu_check(c: Calibration) -> str:
+    """B's CPU per request over A's in the main phase beside the sizing's expected one: where
+    B/A misses, whether the loops cost the app what the sizing read."""
+    if c.cpu_ab_ratio is None or c.cpu_ab_sized is None:
+        return "-"
+    agree = "-" if c.cpu_ab_holds_sized is None else "yes" if c.cpu_ab_holds_sized else "NO"
+    return f"{_ci(c.cpu_ab_ratio, c.cpu_ab_ci)} against {_ci(c.cpu_ab_sized, c.cpu_ab_sized_ci)} ({agree})"
 
 
 def _source(c: Calibration) -> str:
@@ -179,6 +188,10 @@ def summary(runs: list[CalibrationRun], *, mde_target: float, wall_limit_s: floa
                   if c.ab_holds_expected is not None and c.ab_expected_from == source]
         if judged:
             text += f", B/A holding the ratio {words} in {_held(sum(judged), len(judged))}"
+    cpu = [c.cpu_ab_holds_sized for c in figures if c.cpu_ab_holds_sized is not None]
+    if cpu:
+        text += (f", B's CPU ratio in the main phase agreeing with the sizing's (both errors combined) in "
+                 f"{_held(sum(cpu), len(cpu))}")
     return text + "."
 
 
