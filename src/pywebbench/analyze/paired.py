@@ -25,7 +25,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -354,10 +353,11 @@ def min_detectable(interval: Interval, alpha: float = 0.05, power: float = 0.8) 
     """Smallest relative difference detectable (two-sided alpha, given power) with this spend.
 
     se_log is already the paired ratio's own error, so no sqrt(2) as for two separate means.
-    The defaults give z = 1.959964 + 0.841621; stdlib NormalDist serves other levels.
+    Student's t at the interval's own df, as its test would use: on 3 df that is 3.18 + 0.98 where
+    the normal's 1.96 + 0.84 claimed two thirds of the difference (infinite df: the normal's).
     """
-    z = NormalDist().inv_cdf(1.0 - alpha / 2.0) + NormalDist().inv_cdf(power)
-    return math.exp(z * interval.se_log) - 1.0
+    multiplier = t_quantile(interval.df, 1.0 - alpha) + t_quantile(interval.df, 2.0 * power - 1.0)
+    return math.exp(multiplier * interval.se_log) - 1.0
 
 
 ROUNDS_CAP = 1_000_000

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from dataclasses import asdict, replace
@@ -30,6 +31,16 @@ def _refuse_bad_arguments(args: argparse.Namespace) -> None:
         raise UserError(f"--extra-us must be positive, got {args.extra_us}")
     if not 0 < args.slowdown < 0.5:
         raise UserError(f"--slowdown is a fraction such as 0.05, got {args.slowdown}")
+
+
+def _sized_record(expected: Interval | None) -> dict[str, object]:
+    """The sizing's expected B/A in the results file's header, with the error it carries (A's
+    and B's own CPU over the sizing's launches: analyze/calibrate_sizing.py)."""
+    if expected is None:
+        return {}
+    return {"sized_expected": {"center": round(expected.center, 6), "low": round(expected.low, 6),
+                               "high": round(expected.high, 6), "se_log": round(expected.se_log, 7),
+                               "df": round(expected.df, 2) if math.isfinite(expected.df) else None}}
 
 
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
@@ -72,7 +83,8 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
     variants = calibration_variants(catalog, stack_id, extra_loops, share,
                                     probe_loops=sizing_read.probe_loops if probe_in_main and sizing_read else None)
     job = Job("calibrate", replace(options, budget_s=budget, out_dir=run_dir), variants=variants,
-              extra={"extra_loops": extra_loops, "extra_share": share, "slowdown": args.slowdown})
+              extra={"extra_loops": extra_loops, "extra_share": share, "slowdown": args.slowdown,
+                     **_sized_record(expected)})
     outcome = run_in_terminal(job, catalog, None, table=table, baseline=f"{variants[0].stack.id}#A",
                               wide=bool(args.wide))
     main_measured = outcome.ledger.get("measured windows", 0.0)
