@@ -30,3 +30,26 @@ def test_granian_answers_h1_h2c_and_h2_over_tls_and_uvicorn_s_h2_cells_are_skipp
     assert "--ssl-certificate" in h2_tls.stack.argv and "https://" in h2_tls.load.command[-1]  # type: ignore[union-attr]
     assert "--ssl-certificate" not in trials[("starlette:granian", "h2c")].stack.argv
     assert (tmp_path / "tls").stat().st_mode & 0o077 == 0
+
+
+def test_the_nginx_topology_serves_h2_over_tls_for_a_server_that_speaks_only_h1(tmp_path: Path) -> None:
+    # Gunicorn sync serves h1 only: left out under the direct topology, served by its nginx front here
+    done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--workload", "hello", "--topology", "nginx",
+                      "--protocol", "h2-tls", "--duration", "0.5", "--warmup", "0.2", "--repeats", "1",
+                      "--method", "restart", "--connections", "8", "--out", str(tmp_path), timeout=90)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "skipped" not in done.stderr
+    results = load_results(tmp_path)
+    [trial] = results.trials
+    load = trial.load
+    assert trial.status.value == "ok" and load is not None, trial.error
+    assert load.generator == "h2load" and load.requests > 100 and load.errors == 0, load
+    assert trial.spec.topology == "nginx" and trial.spec.protocol == "h2-tls"
+    assert not any(c.startswith("near-ceiling") for c in trial.checks), trial.checks
+    assert "https://" in load.command[-1] and "--certfile" not in trial.stack.argv  # nginx terminates TLS
+    spoken = [p.read_text() for p in tmp_path.rglob("*.h2load.stdout.log")]  # the window, the ceiling
+    assert spoken and all("Application protocol: h2\n" in text for text in spoken), spoken
+    [ceiling] = [s.config for s in results.services if s.name == "generator-ceiling"]
+    assert (ceiling["protocol"], ceiling["generator"], ceiling.get("errors")) == ("h2-tls", "h2load", 0), ceiling
+    assert (tmp_path / "tls").stat().st_mode & 0o077 == 0
+    print(f"flask:gunicorn-sync via nginx over h2-tls: {load.rps:,.0f} req/s; ceiling {ceiling['rps']:,.0f} req/s")

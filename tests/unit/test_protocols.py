@@ -17,9 +17,10 @@ from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.h2load import H2load, parse_h2load
 from pywebbench.loadgen.registry import window_generator
 from pywebbench.plan.options import RunOptions
-from pywebbench.plan.protocol_plan import protocol_left_out
+from pywebbench.plan.protocol_plan import app_protocol, protocol_left_out, send_problems
 from pywebbench.plan.sessions import make_plan
 from pywebbench.plan.sweep import Knob, parse_knob
+from pywebbench.results.model import TrialSpec
 from pywebbench.stage.tls import tls_material
 
 FIXTURES = Path(__file__).with_name("fixtures") / "h2load"
@@ -51,8 +52,33 @@ def test_what_h2load_cannot_send_is_refused_before_anything_starts_one_line_each
     with pytest.raises(UserError) as found:
         _plan(stacks=("starlette:granian",), protocol="h2-tls", rate=100.0, generator="oha", topology="nginx")
     assert found.value.problems == [
-        "--protocol h2-tls is sent by h2load, closed loop only: drop --rate, or use --protocol h1",
-        "--protocol h2-tls is served by the app server itself: the nginx topology proxies h1 only here"]
+        "--protocol h2-tls is sent by h2load, closed loop only: drop --rate, or use --protocol h1"]
+    assert send_problems(Protocol.H2C, rate=None, placed=True, topology="nginx", workloads=()) == [
+        "--protocol h2c is sent by h2load on this machine: it does not run on --hosts or the netns rig",
+        "--protocol h2c: the proxy role's nginx on another host proxies h1 only"]
+
+
+def test_under_the_nginx_topology_nginx_serves_the_protocol_for_a_server_that_cannot() -> None:
+    stacks = ("starlette:uvicorn", "flask:gunicorn-sync", "starlette:granian")
+    assert _plan(stacks=stacks, protocol="h2c", topology="nginx") == [
+        "starlette:uvicorn h2c", "flask:gunicorn-sync h2c", "starlette:granian h2c"]
+    # nginx serving the file itself has no nginx in front: left out as under the direct topology
+    with pytest.raises(UserError) as found:
+        _plan(stacks=("nginx:static",), workloads=("static",), protocol="h2-tls", topology="nginx")
+    assert found.value.problems == ["nginx:static: nginx (event workers) serves h1 here, not h2-tls"]
+    gunicorn = build_catalog().resolve("flask:gunicorn-sync")
+    assert protocol_left_out(gunicorn, Protocol.H2_TLS) == "Gunicorn (sync) serves h1 here, not h2-tls"
+    assert protocol_left_out(gunicorn, Protocol.H2_TLS, "nginx") is None
+
+
+@pytest.mark.parametrize(("stack", "topology", "expected"), [
+    ("starlette:granian", "direct", Protocol.H2_TLS),  # it terminates TLS itself, with the certificate
+    ("starlette:granian", "nginx", Protocol.H1),  # nginx does: the app speaks HTTP/1.1 in the clear
+    ("flask:gunicorn-sync", "nginx", Protocol.H1),
+])
+def test_who_terminates_the_protocol(stack: str, topology: str, expected: Protocol) -> None:
+    spec = TrialSpec("t", stack, "hello", 1, 1.0, 0.0, 1, "wrk", topology=topology, protocol="h2-tls")
+    assert app_protocol(build_catalog().resolve(stack), spec) is expected
 
 
 def test_hypercorn_serves_h2_but_h1_over_tls_is_left_out_with_why() -> None:

@@ -2,8 +2,12 @@
 
 A Python stack close to that figure is measured by the generator, not by itself. The
 ceiling is measured once per run for each generator setting that shapes it (connections,
-the generator's and the stack's CPUs, keep-alive, the window's length), with nginx pinned to
-the stack's CPUs and given one worker per CPU, and recorded as a service record.
+the generator's and the stack's CPUs, keep-alive, the window's length, the protocol), with nginx
+pinned to the stack's CPUs and given one worker per CPU, and recorded as a service record.
+
+A window in a protocol other than h1 is sent by h2load (loadgen/registry.window_generator), so
+its ceiling is h2load's speaking that protocol to nginx static listening in it (h2c by prior
+knowledge, TLS with the run's certificate, h2 by ALPN): wrk's over h1 bounds nothing it sends.
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ from pathlib import Path
 
 import psutil
 
+from pywebbench.catalog.protocols import Protocol, protocol_of
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
+from pywebbench.loadgen.h2load import H2load
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services import ServiceError
 from pywebbench.services.nginx import BINARY, NginxService
 from pywebbench.catalog.workloads import get_workload
+from pywebbench.stage.tls import tls_material
 
 HOST = "127.0.0.1"
 WARMUP_S = 1.0
@@ -69,9 +76,13 @@ class GeneratorCeiling:
     def __init__(
         self, generator: LoadGenerator, work_dir: Path, *, keepalive: bool = True, timeout_s: float = 5.0,
         on_record: Callable[[ServiceRecord], None] = lambda record: None,
-        on_seconds: Callable[[float], None] = lambda seconds: None,
+        on_seconds: Callable[[float], None] = lambda seconds: None, tls_dir: Path | None = None,
     ) -> None:
         self.generator = generator
+        self.by_protocol: LoadGenerator = H2load()
+        """The generator of every protocol but h1, as for the windows it bounds."""
+        self.tls_dir = tls_dir if tls_dir is not None else work_dir / "tls"
+        """Where the run's certificate is (stage/tls.py: made there on first use)."""
         self.work_dir = work_dir
         self.keepalive = keepalive
         self.timeout_s = timeout_s
@@ -84,7 +95,8 @@ class GeneratorCeiling:
             return NO_CEILING  # open loop offers a fixed rate: there is no ceiling to approach
         if not Path(BINARY).exists():
             return CeilingReading(problem=f"nginx is not installed at {BINARY}")
-        key = (spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests, ceiling_seconds(spec))
+        key = (protocol_of(spec.protocol), spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests,
+               ceiling_seconds(spec))
         if key not in self._known:
             started = time.monotonic()
             self._known[key] = self._measure(spec)
@@ -92,35 +104,41 @@ class GeneratorCeiling:
         return self._known[key]
 
     def _measure(self, spec: TrialSpec) -> CeilingReading:
-        label = f"ceiling-c{spec.connections}-{len(self._known)}"
+        protocol = protocol_of(spec.protocol)
+        suffix = "" if protocol is Protocol.H1 else f"-{protocol.value}"
+        label = f"ceiling-c{spec.connections}{suffix}-{len(self._known)}"
         workers = max(1, len(spec.stack_cpus))
         warmup_s, window_s = ceiling_seconds(spec)
+        generator = self.generator if protocol is Protocol.H1 else self.by_protocol
         try:
-            with NginxService(self.work_dir / label, workers=workers) as nginx:
+            tls = tls_material(self.tls_dir) if protocol.tls else None
+            with NginxService(self.work_dir / label, workers=workers, protocol=protocol, tls=tls) as nginx:
                 if spec.stack_cpus:
                     _pin(nginx.root_pids(), spec.stack_cpus)
                 request = LoadRequest(
-                    url=f"http://{HOST}:{nginx.info.port}{get_workload('static').path}",
+                    url=f"{protocol.scheme}://{HOST}:{nginx.info.port}{get_workload('static').path}",
                     connections=spec.connections, duration_s=warmup_s, cpus=spec.loadgen_cpus,
                     requests=spec.requests, timeout_s=self.timeout_s, keepalive=self.keepalive,
-                    label=f"{label}.warmup",
+                    label=f"{label}.warmup", protocol=protocol,
                 )
-                self.generator.run(request, self.work_dir / label)
+                generator.run(request, self.work_dir / label)
                 window = LoadRequest(
                     url=request.url, connections=spec.connections, duration_s=window_s, cpus=spec.loadgen_cpus,
                     requests=spec.requests, timeout_s=self.timeout_s, keepalive=self.keepalive, label=label,
+                    protocol=protocol,
                 )
-                load = self.generator.run(window, self.work_dir / label)
+                load = generator.run(window, self.work_dir / label)
                 version = nginx.info.version
-        except (ServiceError, LoadGenError, OSError) as exc:
+        except (ServiceError, LoadGenError, OSError, RuntimeError) as exc:  # RuntimeError: no certificate
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             self.on_record(ServiceRecord("generator-ceiling", "", {
                 "connections": spec.connections, "stack_cpus": list(spec.stack_cpus),
-                "loadgen_cpus": list(spec.loadgen_cpus), "error": problem,
+                "loadgen_cpus": list(spec.loadgen_cpus), "protocol": protocol.value, "error": problem,
             }))
             return CeilingReading(problem=problem)
         self.on_record(ServiceRecord("generator-ceiling", version, {
-            "generator": load.generator, "connections": spec.connections, "rps": round(load.rps, 1),
+            "generator": load.generator, "protocol": protocol.value, "connections": spec.connections,
+            "rps": round(load.rps, 1),
             "errors": load.errors, "nginx_workers": workers, "stack_cpus": list(spec.stack_cpus),
             "loadgen_cpus": list(spec.loadgen_cpus), "requests": spec.requests, "window_s": window_s,
         }))

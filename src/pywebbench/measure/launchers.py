@@ -17,11 +17,11 @@ from typing import Protocol
 import psutil
 
 from pywebbench.catalog.model import LaunchSpec, Stack
-from pywebbench.catalog.protocols import protocol_of
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.loadgen.base import taskset_prefix
 from pywebbench.measure.filelimits import nofile_prefix
 from pywebbench.plan.app import APP_DIR_ENV
+from pywebbench.plan.protocol_plan import app_protocol
 from pywebbench.plan.sessions import Session
 from pywebbench.procs import ManagedProcess, describe_exit, free_port
 from pywebbench.results.model import StackInfo
@@ -140,7 +140,8 @@ def _pinned_server(session: Session, program: str, prefix: Sequence[str], env: d
     port = free_port(HOST)
     framework = session.stack.framework
     # One certificate per run, beside its logs (the run's directory), for every server that needs one.
-    tls = tls_material(logs.parent / "tls") if protocol_of(session.trials[0].protocol).tls else None
+    # None behind the nginx topology's front, which terminates TLS itself (plan/protocol_plan.py).
+    tls = tls_material(logs.parent / "tls") if app_protocol(session.stack, session.trials[0]).tls else None
     launch = LaunchSpec(program, framework.module, HOST, port, session.workers, session.threads,
                         target=framework.target, factory=framework.factory, tls=tls)
     files = nofile_prefix([t.connections for t in session.trials])  # as many connections as it will hold

@@ -16,17 +16,20 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
+from pywebbench.catalog.protocols import protocol_of
 from pywebbench.loadgen.base import LoadGenerator, LoadRequest
 from pywebbench.measure.accounting import Accountant
 from pywebbench.measure.ceiling import CeilingReading, GeneratorCeiling, no_ceiling
 from pywebbench.measure.launchers import GroupUsage, Launcher, RunningServer, app_role, launcher_for
 from pywebbench.measure.settle import settle_load
 from pywebbench.measure.shape_ceiling import ShapeCeiling
+from pywebbench.plan.protocol_plan import nginx_fronts
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.backing import Backing, PeakSampler
 from pywebbench.services.nginx import NginxService
 from pywebbench.services.watchdog import Watchdog
+from pywebbench.stage.tls import tls_material
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,12 @@ class Front:
     port: int
     proxy_role: str | None = None
     """The accounting role of an nginx in front whose CPU is read here (`--topology nginx` on one host)."""
+    check_port: int | None = None
+    """Where the harness's HTTP/1.1 checks ask, if not `port`: an h2c nginx answers HTTP/2 only there."""
+
+    @property
+    def h1_port(self) -> int:
+        return self.port if self.check_port is None else self.check_port
 
 
 class PeakReading(Protocol):
@@ -126,7 +135,7 @@ class LocalPlacement:
     def load_tools(self, generator: LoadGenerator, settings: LoadSettings) -> LoadTools:
         nginx = GeneratorCeiling(
             generator, settings.ceiling_dir, keepalive=settings.keepalive, timeout_s=settings.timeout_s,
-            on_record=settings.on_record, on_seconds=settings.on_ceiling_seconds)
+            on_record=settings.on_record, on_seconds=settings.on_ceiling_seconds, tls_dir=self.run_dir / "tls")
         # a connection shape's ceiling is its own load against a server that costs nothing
         return LoadTools(generator, partial(settle_load, generator=settings.generator), ShapeCeiling(
             nginx, generator, settings.ceiling_dir, keepalive=settings.keepalive, timeout_s=settings.timeout_s,
@@ -139,21 +148,25 @@ class LocalPlacement:
         return launcher_for(session.stack, env_path, self.backing.go if self.backing is not None else None)
 
     def front(self, server: RunningServer, session: Session, label: str) -> AbstractContextManager[Front]:
-        if self.topology != "nginx" or session.stack.server.native == "nginx":
+        if not nginx_fronts(session.stack, self.topology):
             return nullcontext(Front(server.host, server.port))
         return self._nginx_front(server, session, label)
 
     @contextmanager
     def _nginx_front(self, server: RunningServer, session: Session, label: str) -> Iterator[Front]:
-        """Seed 000's layout: the generator talks to nginx, nginx to the app."""
-        with NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port) as proxy:
+        """Seed 000's layout: the generator talks to nginx, nginx to the app (HTTP/1.1 in the clear
+        whatever the window's protocol: nginx terminates TLS and HTTP/2 with the run's certificate)."""
+        protocol = protocol_of(session.trials[0].protocol)
+        tls = tls_material(self.run_dir / "tls") if protocol.tls else None  # the launchers' one, per run
+        with NginxService(self.run_dir / "logs" / f"{label}.proxy", upstream_port=server.port,
+                          protocol=protocol, tls=tls) as proxy:
             role = "nginx-" + app_role(session.label)
             watched = f"the nginx proxy of {session.label}"
             self.watchdog.watch(watched, lambda: proxy)
             self._proxies[role] = proxy
             try:
                 self.accountant.enroll(role, proxy.root_pids())
-                yield Front(server.host, proxy.info.port, role)
+                yield Front(server.host, proxy.info.port, role, proxy.info.check_port)
             finally:  # unwatched before the proxy stops on purpose
                 self._proxies.pop(role, None)
                 self.watchdog.unwatch(watched)

@@ -32,6 +32,7 @@ from pywebbench.measure.roles import Front, LoadTools, LocalPlacement, Placement
 from pywebbench.measure.answers import Reply
 from pywebbench.measure.verify import NotReady, keeps_alive, verify_endpoint, wait_ready
 from pywebbench.measure.window import LaunchFailed, Live, TimeLedger, WindowMeasurer, now
+from pywebbench.plan.protocol_plan import app_protocol
 from pywebbench.plan.sessions import Plan, Session
 from pywebbench.results.model import StackInfo, TrialResult, TrialSpec, TrialStatus
 from pywebbench.results.server import AUTO_WORKERS
@@ -44,8 +45,13 @@ from pywebbench.stage.envs import EnvProvider
 
 
 def _tls(session: Session) -> bool:
-    """The session's server terminates TLS (h1-tls, h2-tls): the checks ask it over TLS too."""
+    """The session's front terminates TLS (h1-tls, h2-tls): the checks ask it over TLS too."""
     return protocol_of(session.trials[0].protocol).tls
+
+
+def _app_tls(session: Session) -> bool:
+    """The app server itself terminates TLS (not behind the nginx topology's front, which does)."""
+    return app_protocol(session.stack, session.trials[0]).tls
 
 
 @dataclass(frozen=True)
@@ -259,7 +265,7 @@ class Runner:
                         self.accountant.launcher(app_role(session.label))))
                 info = stack_info(stack, session, env_hash, server.argv)
                 wait_ready(server.host, server.port, session.workloads[0].path,
-                           timeout_s=self.ready_timeout_s, alive=server.alive, tls=_tls(session))
+                           timeout_s=self.ready_timeout_s, alive=server.alive, tls=_app_tls(session))
                 front = running.enter_context(self.placement.front(server, session, label))
                 for record in self.placement.take_pending():  # a link's RTT, measured as it opened
                     self.writer.add_service(record)
@@ -325,15 +331,16 @@ class Runner:
         """Every answer exact, keep-alive observed, waits overlapping where the stack claims so."""
         started = time.monotonic()
         host, port = front.host, front.port
+        check = front.h1_port  # the checks speak HTTP/1.1: an h2c nginx front answers it on a second port
         base_expected = self.expected
         expected = {t.workload: replace(base_expected, cpu_size=t.cpu_size or base_expected.cpu_size)
                     for t in session.trials}
         answers: dict[str, Reply] = {}
         listens = (server.host, server.port)  # behind nginx or a link the app may see this one instead
         tls = _tls(session)
-        problems = {w.name: verify_endpoint(host, port, w, expected[w.name], answers, listens, tls=tls)
+        problems = {w.name: verify_endpoint(host, check, w, expected[w.name], answers, listens, tls=tls)
                     for w in session.workloads}
-        keepalive, probe_problem = keeps_alive(host, port, session.workloads[0].path, tls=tls)
+        keepalive, probe_problem = keeps_alive(host, check, session.workloads[0].path, tls=tls)
         claims_async = session.stack.concurrency in (ConcurrencyType.GREENLET, ConcurrencyType.COROUTINE)
         overlap: dict[str, str | None] = {}
         for spec, workload in zip(session.trials, session.workloads, strict=True):
@@ -344,7 +351,7 @@ class Runner:
                 # (/posts has no delay to overlap, on PostgreSQL or SQLite: it is not checked.)
                 cap = partial(allowed_in_flight, max_db_sessions=spec.max_db_sessions, db_pool=spec.db_pool,
                               workers=session.workers) if workload.name == "db" else None
-                found = overlap_problem(port, workload.path, delay, in_flight=cap, host=host, tls=tls)
+                found = overlap_problem(check, workload.path, delay, in_flight=cap, host=host, tls=tls)
             overlap[workload.name] = found
         self.ledger.add("checks", time.monotonic() - started)
         return Live(session, info, server, port, keepalive, problems, overlap, role, front.proxy_role, launch,

@@ -1,6 +1,10 @@
 """What a protocol other than h1 asks of a plan: h2load, which sends it, drives a closed loop of
 GETs of one URL from this machine, so a run it cannot send is refused before anything starts,
-one line per problem; and a stack that cannot serve it is left out with its reason."""
+one line per problem; and a stack that cannot serve it is left out with its reason.
+
+Who speaks it to h2load: the app server itself under the direct topology; under `--topology
+nginx`, the nginx in front of it, which terminates TLS and HTTP/2 and proxies HTTP/1.1 keep-alive
+to the app, so every stack it fronts is served whatever its own server speaks."""
 
 from __future__ import annotations
 
@@ -8,10 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from pywebbench.catalog.model import Stack
-from pywebbench.catalog.protocols import Protocol, parse_protocol
+from pywebbench.catalog.protocols import Protocol, parse_protocol, protocol_of
 from pywebbench.catalog.workload_model import Workload
 from pywebbench.errors import UserError
 from pywebbench.plan.options import RunOptions
+from pywebbench.results.model import TrialSpec
 
 Unserved = dict[tuple[str, str], str]
 """(stack label, protocol) -> why it cannot serve it, each said once."""
@@ -28,8 +33,8 @@ def send_problems(protocol: Protocol, *, rate: float | None, placed: bool, topol
         problems.append(f"{name} is sent by h2load, closed loop only: drop --rate, or use --protocol h1")
     if placed:
         problems.append(f"{name} is sent by h2load on this machine: it does not run on --hosts or the netns rig")
-    if topology == "nginx":
-        problems.append(f"{name} is served by the app server itself: the nginx topology proxies h1 only here")
+        if topology == "nginx":  # measure/placed_proxy.py's nginx on the proxy host is written for h1 only
+            problems.append(f"{name}: the proxy role's nginx on another host proxies h1 only")
     for w in workloads:
         if w.shape is not None and (w.shape.drive.command is not None or not w.shape.drive.keepalive
                                     or w.shape.drive.method != "GET"):
@@ -53,19 +58,32 @@ def checked(options: RunOptions, points: Sequence[tuple[tuple[str, Any], ...]],
     return {}
 
 
-def protocol_left_out(stack: Stack, protocol: Protocol) -> str | None:
-    """Why this stack cannot serve `protocol`, one line, or None when it can."""
+def nginx_fronts(stack: Stack, topology: str) -> bool:
+    """An nginx stands between the generator and this stack's server (`--topology nginx`; nginx
+    serving the static file itself is the front, not behind one)."""
+    return topology == "nginx" and stack.server.native != "nginx"
+
+
+def app_protocol(stack: Stack, spec: TrialSpec) -> Protocol:
+    """What the app server itself is asked to speak: the window's protocol, or HTTP/1.1 in the
+    clear behind an nginx that terminates it (no certificate for the app then)."""
+    return Protocol.H1 if nginx_fronts(stack, spec.topology) else protocol_of(spec.protocol)
+
+
+def protocol_left_out(stack: Stack, protocol: Protocol, topology: str = "direct") -> str | None:
+    """Why this stack cannot serve `protocol`, one line, or None when it can (itself, or through
+    the nginx in front of it)."""
     served = stack.server.protocols
-    if protocol in served:
+    if protocol in served or nginx_fronts(stack, topology):
         return None
     names = ", ".join(p.value for p in Protocol if p in served)
     return f"{stack.server.title} ({stack.server.worker_class}) serves {names} here, not {protocol.value}"
 
 
-def unserved(stack: Stack, label: str, protocol: str | None, found: Unserved) -> bool:
-    """True (and why, into `found`) when `stack` cannot serve this point's protocol; h1, not asked
-    for, is served by all."""
-    why = None if protocol is None else protocol_left_out(stack, parse_protocol(protocol))
+def unserved(stack: Stack, label: str, protocol: str | None, found: Unserved, *, topology: str) -> bool:
+    """True (and why, into `found`) when `stack` cannot serve this point's protocol under
+    `topology`; h1, not asked for, is served by all."""
+    why = None if protocol is None else protocol_left_out(stack, parse_protocol(protocol), topology)
     if why is not None:
         found[(label, protocol or "")] = why
     return why is not None

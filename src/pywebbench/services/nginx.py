@@ -1,4 +1,11 @@
-"""A private nginx: `GET /static` as the machine's baseline, and optionally a proxy to the app."""
+"""A private nginx: `GET /static` as the machine's baseline, and optionally a proxy to the app.
+
+It listens in the protocol asked for (catalog/protocols.py): h1, h2c by prior knowledge (`listen
+... http2`), or TLS with the run's certificate (`ssl`, and `http2` for h2-tls, offered by ALPN),
+and proxies HTTP/1.1 keep-alive to the app whatever it speaks to the client. nginx 1.22 answers
+only HTTP/2 on an h2c port (an HTTP/1.1 request gets nothing it can read), so an h2c nginx also
+listens in HTTP/1.1 on a second port, the same server, for its readiness and the harness's checks.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,12 @@ import grp
 import http.client
 import os
 import pwd
+import ssl
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from pywebbench.catalog.protocols import Protocol, TlsFiles
 from pywebbench.stage.tools import locate
 from pywebbench.procs import ManagedProcess, free_port
 from pywebbench.services import Service, HOST, tool_output, wait_until
@@ -31,10 +40,19 @@ class NginxInfo:
     config_text: str  # the nginx.conf we wrote
     workers: int
     upstream_port: int | None
+    protocol: Protocol = Protocol.H1
+    """What `port` speaks to the client (the upstream is HTTP/1.1 in the clear whatever it is)."""
+    check_port: int | None = None
+    """Where it answers HTTP/1.1 (over TLS if `protocol` is TLS): `port` itself, but an h2c's second port."""
 
     @property
     def static_url(self) -> str:
-        return f"http://{self.host}:{self.port}{STATIC_PATH}"
+        return f"{self.protocol.scheme}://{self.host}:{self.port}{STATIC_PATH}"
+
+    @property
+    def h1_port(self) -> int:
+        """The port the harness's HTTP/1.1 checks ask."""
+        return self.port if self.check_port is None else self.check_port
 
 
 class NginxService(Service[NginxInfo]):
@@ -51,10 +69,16 @@ class NginxService(Service[NginxInfo]):
         upstream_host: str = HOST,
         workers: int = 1,
         upstream_keepalive: int = 1024,
+        protocol: Protocol = Protocol.H1,
+        tls: TlsFiles | None = None,
     ) -> None:
         super().__init__()
         if workers < 0:  # 0: worker_processes auto (workers=auto), nginx's own count
             raise ValueError(f"workers must be >= 0, got {workers}")
+        if protocol.tls and tls is None:
+            raise ValueError(f"nginx over {protocol.value} needs the run's certificate and key")
+        self.protocol = protocol
+        self.tls = tls if protocol.tls else None
         self.work_dir = work_dir.resolve()  # nginx reads -p/-c/-e relative to its prefix
         self.static_body = DEFAULT_STATIC_BODY if static_body is None else static_body
         self.upstream_port = upstream_port
@@ -70,7 +94,8 @@ class NginxService(Service[NginxInfo]):
                 (self.work_dir / "temp" / name).mkdir(parents=True, exist_ok=True)
             (self.work_dir / "static.txt").write_bytes(self.static_body)
             port = free_port(HOST)
-            text = self.render_config(port)
+            check = free_port(HOST) if self.protocol is Protocol.H2C else port
+            text = self.render_config(port, check)
             conf = self.work_dir / "nginx.conf"
             conf.unlink(missing_ok=True)
             conf.touch(mode=0o600)  # the master reads it as us; no one else needs to
@@ -83,9 +108,10 @@ class NginxService(Service[NginxInfo]):
             self._proc = proc
             self._argv = argv
             self._pids.append(proc.pid)
-            wait_until(lambda: _serves(port, len(self.static_body)), proc=proc, timeout_s=READY_TIMEOUT_S,
-                       what="nginx", log=self.work_dir / "error.log")
-            self._info = NginxInfo(HOST, port, tool_output([BINARY, "-v"]), text, self.workers, self.upstream_port)
+            wait_until(lambda: _serves(check, len(self.static_body), self.tls is not None), proc=proc,
+                       timeout_s=READY_TIMEOUT_S, what="nginx", log=self.work_dir / "error.log")
+            self._info = NginxInfo(HOST, port, tool_output([BINARY, "-v"]), text, self.workers, self.upstream_port,
+                                   self.protocol, None if check == port else check)
             self._stack = stack.pop_all()
         return self
 
@@ -94,11 +120,13 @@ class NginxService(Service[NginxInfo]):
         info = self.info
         proc = self._replace(ManagedProcess(self._argv, env={}, log_dir=self.work_dir,
                                             name=f"nginx-restart{self._restarts + 1}"))
-        wait_until(lambda: _serves(info.port, len(self.static_body)), proc=proc, timeout_s=READY_TIMEOUT_S,
-                   what="nginx", log=self.work_dir / "error.log")
+        wait_until(lambda: _serves(info.h1_port, len(self.static_body), self.tls is not None), proc=proc,
+                   timeout_s=READY_TIMEOUT_S, what="nginx", log=self.work_dir / "error.log")
         return f"from its config, port {info.port}"
 
-    def render_config(self, port: int) -> str:
+    def render_config(self, port: int, check_port: int | None = None) -> str:
+        """nginx.conf listening on `port` in the service's protocol (and in HTTP/1.1 on
+        `check_port` as well, where it differs: an h2c port answers HTTP/2 only)."""
         work = self.work_dir
         temp = work / "temp"
         # As root, workers would default to `nobody`, who may not reach work_dir; they run as
@@ -152,8 +180,7 @@ http {{
     keepalive_requests 1000000;
 {upstream}
     server {{
-        listen {HOST}:{port} backlog=4096;
-        server_name localhost;
+{self._listen(port, check_port)}        server_name localhost;
 
         location = {STATIC_PATH} {{
             alias {work / "static.txt"};
@@ -164,12 +191,36 @@ http {{
 """
 
 
+    def _listen(self, port: int, check_port: int | None) -> str:
+        flags = "".join(f" {flag}" for flag, on in (("ssl", self.protocol.tls), ("http2", self.protocol.http2)) if on)
+        lines = f"        listen {HOST}:{port}{flags} backlog=4096;\n"
+        if self.protocol is Protocol.H2C and check_port is not None and check_port != port:
+            lines += f"        listen {HOST}:{check_port}{' ssl' if self.protocol.tls else ''} backlog=4096;\n"
+        if self.protocol is Protocol.H2C:
+            # nginx 1.22's HTTP/2 in the clear with sendfile stalls each answer about 40 ms (184 req/s
+            # at 8 connections against 8,000 without it, measured here): its DATA frames go out
+            # from memory instead.
+            lines += "        sendfile off;\n"
+        if self.tls is not None:
+            # The run's own certificate (stage/tls.py); h2load verifies none. Sessions are not
+            # resumed: each of a window's connections makes its full handshake once, at its start.
+            lines += (f"        ssl_certificate {self.tls.certificate};\n"
+                      f"        ssl_certificate_key {self.tls.key};\n"
+                      "        ssl_protocols TLSv1.2 TLSv1.3;\n")
+        return lines
+
+
 def _current_user() -> str:
     return f"{pwd.getpwuid(os.geteuid()).pw_name} {grp.getgrgid(os.getegid()).gr_name}"
 
 
-def _serves(port: int, length: int) -> bool:
+def _serves(port: int, length: int, tls: bool = False) -> bool:
     conn = http.client.HTTPConnection(HOST, port, timeout=2)
+    if tls:  # the run's self-signed certificate, not verified (as h2load and the checks do not)
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        conn = http.client.HTTPSConnection(HOST, port, timeout=2, context=context)
     try:
         conn.request("GET", STATIC_PATH)
         response = conn.getresponse()
