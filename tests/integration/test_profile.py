@@ -22,9 +22,10 @@ def test_a_profiled_run_samples_each_python_stack_after_its_measured_windows(tmp
     done = pywebbench("run", "--stack", "flask:gunicorn-sync", "--stack", "go:net-http", "--workload", "hello",
                       # one launch of one round: the profile follows it as it followed two
                       "--duration", "1", "--warmup", "0.2", "--settle", "0.1", "--connections", "20", "--workers", "2",
-                      "--repeats", "1", "--profile", "--out", str(tmp_path))
+                      "--repeats", "1", "--profile", "--profile-window", "1.5s", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     results = load_results(tmp_path)
+    assert {p.spec.duration_s for p in results.profiles} == {1.5}  # --profile-window, not --duration
     by_label = {p.label: p for p in results.profiles}
     assert set(by_label) == {"flask:gunicorn-sync", "go:net-http"}
     assert not any(t.spec.trial_id.endswith(".profile") for t in results.trials)  # no measured figure reads it

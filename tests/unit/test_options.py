@@ -62,3 +62,13 @@ def test_unknown_option_and_bad_values_are_refused(tmp_path: Path) -> None:
         from_sources(config_file=None, environ={"PYWEBBENCH_CONNECTIONS": "many"}, flags={})
     with pytest.raises(UserError, match="must be positive"):
         from_sources(config_file=None, environ={}, flags={"duration": 0.0})
+
+
+def test_profile_window_needs_profile_and_a_positive_length() -> None:
+    options = from_sources(config_file=None, environ={"PYWEBBENCH_PROFILE_WINDOW": "30s"},
+                           flags={"profile": True})
+    assert options.profile_s == 30.0
+    with pytest.raises(UserError, match="add --profile"):
+        from_sources(config_file=None, environ={}, flags={"profile_window": 30.0})
+    with pytest.raises(UserError, match="must be positive"):
+        from_sources(config_file=None, environ={}, flags={"profile": True, "profile_window": 0.0})

@@ -65,23 +65,27 @@ def profile_after(options: RunOptions, runner: Runner, plan: Plan, on_note: Call
     if tuning:
         on_note("--profile: a tuning run's probes are not profiled (profile its answer with run --profile)")
         return
-    profile_sessions(runner, first_round(plan), on_note)
+    profile_sessions(runner, first_round(plan), on_note, window_s=options.profile_s)
 
 
-def profile_sessions(runner: Runner, sessions: Sequence[Session], on_note: Callable[[str], None]) -> None:
-    """One profiled window per session's workload, each recorded with runner.writer.add_profile."""
+def profile_sessions(runner: Runner, sessions: Sequence[Session], on_note: Callable[[str], None], *,
+                     window_s: float | None = None) -> None:
+    """One profiled window per session's workload, each recorded with runner.writer.add_profile;
+    `window_s` (--profile-window) lengthens it past the measured windows' own."""
     py_spy = require_sampler()
     said = version(py_spy)
     started = time.monotonic()
     for session in sessions:
-        for record in _profile_session(runner, session, py_spy, said):
+        for record in _profile_session(runner, session, py_spy, said, window_s):
             runner.writer.add_profile(record)
             on_note(describe(record, point_label(session.point)))
     runner.ledger.add("profiling", time.monotonic() - started)
 
 
-def _profile_session(runner: Runner, session: Session, py_spy: str, said: str) -> list[ProfileRecord]:
-    specs = [replace(spec, trial_id=f"{spec.trial_id}.profile") for spec in session.trials]
+def _profile_session(runner: Runner, session: Session, py_spy: str, said: str,
+                     window_s: float | None) -> list[ProfileRecord]:
+    specs = [replace(spec, trial_id=f"{spec.trial_id}.profile", duration_s=window_s or spec.duration_s)
+             for spec in session.trials]
     native = session.stack.server.native
     if native is not None:
         not_python = f"its server is not Python ({native}): nothing for a Python sampler to read"

@@ -308,6 +308,9 @@ OPTIONS: tuple[Option, ...] = (
       "framework, app, rest), a flame graph and speedscope file per stack, and the sampling's overhead on "
       "req/s; that window never enters a measured figure", kind=Kind.ON,
       commands=frozenset({Command.RUN, Command.SWEEP, Command.APP})),
+    O("profile_s", "--profile-window", "with --profile: the profiled window's length, e.g. 30s (default: "
+      "--duration); about 100 samples per busy core-second, so a share change of 2 points needs thousands",
+      duration, commands=frozenset({Command.RUN, Command.SWEEP, Command.APP})),
     O("wide", "--wide", "the terminal table with every column (type, workers, ties, latency, errors, ...), "
       "however wide; without it, the stack, req/s, ratio with its interval, verdict, CPU per request, memory and "
       "validity, fitted to the terminal", kind=Kind.ON, commands=EVERY | {Command.REPORT}, by_command=True),

@@ -153,6 +153,9 @@ class RunOptions:
     profile: bool = False
     """After the measured windows, one more window per stack and workload with py-spy on the
     server's processes (measure/profiled.py): where its CPU went, and what sampling cost."""
+    profile_s: float | None = None
+    """The profiled window's seconds; None: the measured windows' own. A function's share is read
+    from the samples on the CPU (about 100 per busy core-second), so a small change needs more."""
     cpu_quota: float | None = None
     """The app server's CFS quota in CPUs (0.5: half a CPU's time), on its own cgroup; None: none."""
     memory_limit: int | None = None
@@ -218,7 +221,7 @@ class RunOptions:
                     "threads": self.threads, "requests": self.requests, "max_db_sessions": self.max_db_sessions,
                     "db_rows": self.db_rows, "upstream_size": self.upstream_size, "cpu_size": self.cpu_size,
                     "rounds_per_launch": self.rounds_per_launch, "launch_block": self.launch_block,
-                    "shards": self.shards, "rate": self.rate}
+                    "shards": self.shards, "rate": self.rate, "profile_s": self.profile_s}
         not_negative = {"warmup_s": self.warmup_s, "settle_s": self.settle_s, "db_pool": self.db_pool,
                         "db_delay_s": self.db_delay_s, "upstream_delay_s": self.upstream_delay_s}
         for name, value in positive.items():
@@ -282,6 +285,8 @@ class RunOptions:
         if self.rate is not None and not self.generator.open_loop:
             raise UserError(f"an open-loop --rate needs --generator {Generator.open_loop_names()} "
                             f"({self.generator} is closed-loop)")
+        if self.profile_s is not None and not self.profile:
+            raise UserError("--profile-window is the length of --profile's window: add --profile, or drop it")
         if self.workers_per_cpu is not None and self.workers_per_cpu <= 0:
             raise UserError(f"workers_per_cpu must be positive, got {self.workers_per_cpu}")
         if any(count <= 0 for _, count in self.workload_requests):
