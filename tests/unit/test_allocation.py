@@ -10,6 +10,7 @@ import pytest
 
 from pywebbench.analyze.allocation import placed, retire, settled, simulate_retiring
 from pywebbench.analyze.coverage import Shape
+from pywebbench.analyze.stats import half_width
 from pywebbench.errors import UserError
 from pywebbench.plan.options import RunOptions
 
@@ -30,8 +31,11 @@ def test_a_settled_stack_takes_no_windows_after_the_launch_that_found_it_settled
 
 
 def test_settled_reads_the_half_width_as_the_report_does() -> None:
-    half = np.array([math.asinh(0.019), math.asinh(0.021), np.nan, np.inf])
+    half = np.array([math.log1p(0.019), math.log1p(0.021), np.nan, np.inf])
     assert settled(half, 0.02).tolist() == [True, False, False, False]
+    edge = math.log1p(0.02)  # stats.half_width of exp(+-edge) is exactly 0.02: both read it alike
+    assert half_width((math.exp(-edge), math.exp(edge)), 1.0) == pytest.approx(0.02)
+    assert settled(np.array([edge * (1 - 1e-9), edge * (1 + 1e-6)]), 0.02).tolist() == [True, False]
 
 
 def test_retiring_keeps_coverage_and_spends_the_saved_windows_on_more_launches() -> None:

@@ -80,7 +80,24 @@ def test_half_width_and_noise_maths() -> None:
     assert half_width((98.0, 102.0), 100.0) == pytest.approx(0.02)
     assert half_width(None, 100.0) is None
     assert coefficient_of_variation([90.0, 100.0, 110.0]) == pytest.approx(0.1)
-    # (1.96 + 0.84) x 1.25 x cv x sqrt(2/n)
-    assert min_detectable_difference(0.10, 8) == pytest.approx(2.8 * 1.25 * 0.10 * 0.5)
+    # (t(0.975) + t(0.8) on 2 (n - 1) df) x 1.25 x cv x sqrt(2/n); the normal's 1.96 + 0.84 only as n grows
+    assert min_detectable_difference(0.10, 8) == pytest.approx((2.144787 + 0.868055) * 1.25 * 0.10 * 0.5, rel=1e-5)
+    assert min_detectable_difference(0.10, 3) == pytest.approx((2.776445 + 0.940965) * 1.25 * 0.10 * math.sqrt(2 / 3),
+                                                                rel=1e-5)
+    assert min_detectable_difference(0.10, 100_000) == pytest.approx(2.8 * 1.25 * 0.10 * math.sqrt(2e-5), rel=2e-3)
     n = repeats_needed(0.03, 0.05)
     assert min_detectable_difference(0.03, n) <= 0.05 < min_detectable_difference(0.03, n - 1)
+
+
+def test_one_half_width_rule_everywhere() -> None:
+    """The wider side: an order-statistic median interval's long side, a log-symmetric ratio's
+    upper side (expm1, where half the width over the center read sinh); Interval.half_width is
+    this one function."""
+    from pywebbench.analyze.paired import Interval
+
+    assert half_width((90.0, 130.0), 100.0) == pytest.approx(0.30)
+    assert half_width((70.0, 110.0), 100.0) == pytest.approx(0.30)
+    h = 0.2
+    assert half_width((math.exp(-h), math.exp(h)), 1.0) == pytest.approx(math.expm1(h))
+    interval = Interval(1.1, 1.1 * math.exp(-h), 1.1 * math.exp(h), 10, 4, h / 3)
+    assert interval.half_width == pytest.approx(math.expm1(h))

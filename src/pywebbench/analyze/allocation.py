@@ -93,10 +93,10 @@ def unplaced(rows: Sequence[Row], baseline: str) -> tuple[str, ...]:
 
 
 def settled(half_logs: _Array, precision: float) -> _Array:
-    """Ratios whose interval (log half-width) is within ±precision as the report measures it,
-    (high - low) / 2 / centre = sinh(half)."""
+    """Ratios whose interval (log half-width) is within ±precision as the report measures it
+    (stats.half_width: the wider side, exp(half) - 1 for a log-symmetric interval)."""
     with np.errstate(invalid="ignore"):
-        return np.isfinite(half_logs) & (np.sinh(np.where(np.isfinite(half_logs), half_logs, np.inf)) <= precision)
+        return np.isfinite(half_logs) & (np.expm1(np.where(np.isfinite(half_logs), half_logs, np.inf)) <= precision)
 
 
 # --- the same rules on simulated runs (..., stack, launch, round) of ratios to the baseline ------

@@ -38,6 +38,7 @@ from pywebbench.analyze.moderation import (
     satterthwaite_df,
     t_quantile,
 )
+from pywebbench.analyze.stats import half_width
 from pywebbench.plan.interval_rule import least_launches, why_none
 
 CONFIDENCE = 0.95
@@ -82,8 +83,8 @@ class Interval:
 
     @property
     def half_width(self) -> float:
-        """Half the width relative to the center (0.02 = +-2%)."""
-        return (self.high - self.low) / 2.0 / self.center
+        """How far it reaches from the center, relative (0.02 = +-2%): stats.half_width's one rule."""
+        return half_width((self.low, self.high), self.center) or 0.0
 
     @property
     def excludes_one(self) -> bool:

@@ -28,6 +28,7 @@ from pywebbench.errors import UserError
 CONFIDENCE = 0.95
 Z_CONFIDENCE = 1.96  # two-sided 95%
 Z_POWER = 0.84  # 80% power
+POWER = 0.8
 MEDIAN_EFFICIENCY = 1.25  # a median's standard error over a mean's, for normal data (sqrt(pi/2))
 
 
@@ -109,10 +110,14 @@ def ratio_ci(
 
 
 def half_width(ci: tuple[float, float] | None, center: float | None) -> float | None:
-    """Half the interval's width as a fraction of the center (0.02 = ±2%)."""
+    """How far the interval reaches from its center, as a fraction of it (0.02 = ±2%): the wider
+    side, so that "±2%" holds the whole interval. The one rule for every half-width here (an
+    interval's, the precision stop's, the spread check's, the pages'): half the width over the
+    center, used before beside this, read a log-symmetric ratio's ±h as sinh(h) where its upper
+    side is expm1(h), and an order-statistic interval of a median as narrower than its long side."""
     if ci is None or not center:
         return None
-    return (ci[1] - ci[0]) / 2 / abs(center)
+    return max(ci[1] / center - 1.0, 1.0 - ci[0] / center)
 
 
 def coefficient_of_variation(values: Sequence[float]) -> float | None:
@@ -125,16 +130,21 @@ def coefficient_of_variation(values: Sequence[float]) -> float | None:
 def min_detectable_difference(cv: float, repeats: int) -> float:
     """Smallest relative difference between two stacks' medians this noise lets us detect.
 
-    Normal approximation: each median of n repeats has a relative standard error of
-    1.25 x cv / sqrt(n); a difference of two has sqrt(2) times that; detecting it at 95%
-    confidence with 80% power needs (1.96 + 0.84) standard errors.
+    Each median of n repeats has a relative standard error of 1.25 x cv / sqrt(n); a difference
+    of two has sqrt(2) times that; detecting it at 95% confidence with 80% power needs
+    t(0.975) + t(0.8) standard errors on the two sides' 2 (n - 1) df (1.96 + 0.84 only as n grows:
+    at 3 repeats, 2.78 + 0.94).
     """
-    return (Z_CONFIDENCE + Z_POWER) * MEDIAN_EFFICIENCY * cv * math.sqrt(2.0 / repeats)
+    df = 2.0 * (repeats - 1)
+    multiplier = float(stdtrit(df, 0.5 + CONFIDENCE / 2.0)) + float(stdtrit(df, POWER))
+    return multiplier * MEDIAN_EFFICIENCY * cv * math.sqrt(2.0 / repeats)
 
 
 def repeats_needed(cv: float, difference: float) -> int:
-    """Repeats per stack for min_detectable_difference(cv, n) <= difference."""
+    """Repeats per stack for min_detectable_difference(cv, n) <= difference (the fewest such n)."""
     if difference <= 0:
         raise ValueError("difference must be positive")
-    n = 2.0 * ((Z_CONFIDENCE + Z_POWER) * MEDIAN_EFFICIENCY * cv / difference) ** 2
-    return max(2, math.ceil(n))
+    n = max(2, math.ceil(2.0 * ((Z_CONFIDENCE + Z_POWER) * MEDIAN_EFFICIENCY * cv / difference) ** 2))
+    while min_detectable_difference(cv, n) > difference:  # the normal's count is a lower bound
+        n += 1
+    return n

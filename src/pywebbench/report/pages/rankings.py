@@ -13,6 +13,7 @@ from pathlib import Path
 from pywebbench.analyze.verdict_family import rule as verdict_rule
 from pywebbench.analyze.rows import Row, Summary, ranked_rows, run_baseline, run_equivalence, summarize
 from pywebbench.analyze.shards import chain
+from pywebbench.analyze.stats import half_width
 from pywebbench.report.markdown import code, escape
 from pywebbench.report.pages.seeds.common import run_line
 from pywebbench.report.shards import render_sharded
@@ -212,9 +213,8 @@ def number_or_dash(value: float | None, spec: str) -> str:
 
 
 def half_widths(rows: Sequence[Row], baseline: str) -> list[float]:
-    """Each ratio's interval half-width as a fraction of it (the wider side), the baseline's left out."""
-    return [max(r.ratio_ci[1] / r.ratio - 1, 1 - r.ratio_ci[0] / r.ratio)
-            for r in rows if r.ratio_ci and r.ratio and r.label != baseline]
+    """Each ratio's interval half-width as a fraction of it (stats.half_width), the baseline's left out."""
+    return [h for r in rows if r.label != baseline and (h := half_width(r.ratio_ci, r.ratio)) is not None]
 
 
 def verdict_line(summary: Summary, rows: list[Row]) -> str:
