@@ -114,3 +114,23 @@ def test_merge_cell_ranks_every_stack_with_its_shard_and_verdict() -> None:
     assert by["slow"].interval is None and by["slow"].note == "its shard gave it no interval"
     assert by[BASE].interval is None and by[BASE].next_verdict is not None  # against o2, from o2's interval
     assert by["slow"].next_verdict is None and by["o2"].next_verdict is None  # no interval below o2
+
+
+def test_a_host_term_clipped_at_0_says_so_in_the_result_and_the_report() -> None:
+    from pywebbench.analyze.shards import HostTerm, ShardedCell, ShardedRun
+    from pywebbench.plan.shards import Shard, ShardPlan
+    from pywebbench.report.shards import render_sharded
+
+    agree = host_term({"a": [_interval(1.0, 0.02), _interval(1.0, 0.02)]})
+    assert agree.clipped and agree.host_sd == 0.0  # V = 0 under own noise 0.02^2
+    apart = host_term({"a": [_interval(1.0, 0.001), _interval(1.1, 0.001)]})
+    assert not apart.clipped and apart.host_sd is not None and apart.host_sd > 0
+    assert not host_term({}).clipped
+
+    def page(term: HostTerm) -> str:
+        plan = ShardPlan(BASE, ("a",), (Shard(1, (BASE, "a"), ()), Shard(2, (BASE, "a"), ())))
+        cell = ShardedCell("hello (100 connections)", term, (), (), ((1, 1000.0), (2, 1010.0)))
+        return render_sharded(ShardedRun(1, plan, 0.02, (cell,)))
+
+    assert "a host term clipped at 0 (the spread is below the own noise" in page(agree)
+    assert "clipped" not in page(apart) and "a host term of about" in page(apart)

@@ -48,10 +48,14 @@ class HostTerm:
     """The overlap's mean own se^2 (what V holds besides the host term)."""
     heterogeneity_p: float | None
     """Cochran's Q against chi-squared on df: small when the shards disagree beyond their own noise."""
+    clipped: bool = False
+    """V came out below the overlap's own noise, so the host term (their difference) is taken as 0:
+    the shards spread less than their own intervals say, by chance or because those are wide. The
+    merged intervals then carry V's df but no host term; the result and the report say so."""
 
     @property
     def host_sd(self) -> float | None:
-        """The host term's sd of log ratio (V less the own noise, at least 0)."""
+        """The host term's sd of log ratio (V less the own noise, at least 0: see `clipped`)."""
         return None if self.variance is None else math.sqrt(max(0.0, self.variance - self.own_variance))
 
 
@@ -92,7 +96,8 @@ def host_term(overlap: Mapping[str, Sequence[Interval]]) -> HostTerm:
             q += sum(w * (y - pooled) ** 2 for w, y in zip(weights, logs))
     if df == 0:
         return HostTerm(None, 0.0, 0.0, None)
-    return HostTerm(squares / df, float(df), sum(own) / len(own), float(chdtrc(df, q)))
+    variance, own_variance = squares / df, sum(own) / len(own)
+    return HostTerm(variance, float(df), own_variance, float(chdtrc(df, q)), clipped=variance < own_variance)
 
 
 def across_shards(own: Interval, term: HostTerm) -> Interval | None:

@@ -62,7 +62,10 @@ def _agreement(cell: ShardedCell) -> list[str]:
     sd = term.host_sd or 0.0
     agree = ("the shards agree within their own noise" if (term.heterogeneity_p or 0.0) >= 0.05
              else "the shards disagree beyond their own noise")
+    host = (f"a host term of about {sd:.2%}" if not term.clipped else
+            "a host term clipped at 0 (the spread is below the own noise, so none is added; the merged "
+            "intervals keep that spread's df)")
     lines += ["", f"Between shards the overlap's log ratios spread by {term.variance ** 0.5:.2%} (sd, on "
-              f"{term.df:.0f} df), their own noise {term.own_variance ** 0.5:.2%}: a host term of about {sd:.2%}; "
+              f"{term.df:.0f} df), their own noise {term.own_variance ** 0.5:.2%}: {host}; "
               f"{agree} (Cochran's Q, p = {term.heterogeneity_p:.2f})."]
     return lines
