@@ -234,9 +234,10 @@ OPTIONS: tuple[Option, ...] = (
       "NAME@git+URL@REF or a local checkout (sweepable: --knob pin=gunicorn==22.0.0,gunicorn==23.0.0); a "
       "stack that does not use it runs unchanged (a note says so)", pin_value, metavar="REQUIREMENT"),
     O("protocol", "--protocol", "the protocol each window speaks to the app server: h1 (HTTP/1.1, the default), "
-      "h2c (HTTP/2 in the clear, prior knowledge), h1-tls or h2-tls (TLS terminated by the app server with a "
-      "certificate made for the run); all but h1 are sent by h2load, closed loop; a stack that cannot serve it "
-      "is left out with the reason (sweepable: --knob protocol=h1,h2c,h1-tls,h2-tls)", protocol_value,
+      "h2c (HTTP/2 in the clear, prior knowledge), h1-tls or h2-tls (TLS with a certificate made for the run); "
+      "spoken by the app server itself, or under --topology nginx by nginx, which proxies HTTP/1.1 to the app; "
+      "all but h1 are sent by h2load, closed loop; a stack that cannot serve it directly is left out with the "
+      "reason (sweepable: --knob protocol=h1,h2c,h1-tls,h2-tls)", protocol_value,
       metavar="PROTOCOL"),
     O("generator", "--generator", "load generator ({default})", choices=CHOSEN_GENERATORS, commands=RUN_LIKE),
     O("requests", "--requests", "request count (ab)", positive_int, commands=RUN_LIKE),
@@ -285,8 +286,9 @@ OPTIONS: tuple[Option, ...] = (
     O("upstream_size", "--upstream-size", "bytes of the upstream's answer ({default})", positive_int,
       commands=RUN_LIKE),
     O("cpu_size", "--cpu-size", "sieve size of /cpu ({default})", positive_int, commands=RUN_LIKE),
-    O("topology", "--topology", "direct ({default}); nginx: load goes through nginx; netns: generator, app and db "
-      "each on a network namespace with its own sshd, made for the run", choices=TOPOLOGIES, commands=RUN_LIKE),
+    O("topology", "--topology", "direct ({default}); nginx: load goes through nginx (which speaks --protocol and "
+      "proxies HTTP/1.1); netns: generator, app and db each on a network namespace with its own sshd, made for "
+      "the run", choices=TOPOLOGIES, commands=RUN_LIKE),
     O("hosts", "--hosts", "an inventory placing the roles on hosts over SSH", metavar="HOSTS_TOML",
       commands=RUN_LIKE),
     O("allow_remote", "--allow-remote", "the inventory may name public addresses", kind=Kind.ON, commands=RUN_LIKE),

@@ -284,8 +284,7 @@ def make_plan(
             if shuffle:
                 round_rng.shuffle(order)  # a fresh order every round, so drift favours no stack
             for variant in order:
-                if protocol_plan.unserved(variant.stack, variant.label, opts.protocol, unserved,
-                                          topology=opts.topology):
+                if protocol_plan.unserved(variant.stack, variant.label, opts.protocol, unserved, topology=opts.topology):
                     continue
                 if not variant.stack.server.threaded and "threads" in knobs:
                     # A threads axis does not multiply stacks without threads: plan them once.

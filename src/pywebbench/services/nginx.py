@@ -132,26 +132,7 @@ class NginxService(Service[NginxInfo]):
         # As root, workers would default to `nobody`, who may not reach work_dir; they run as
         # the harness's own user instead, like the app servers do.
         user = f"user {_current_user()};\n" if os.geteuid() == 0 else ""
-        upstream = proxy = ""
-        if self.upstream_port is not None:
-            upstream = f"""
-    upstream app {{
-        server {self.upstream_host}:{self.upstream_port};
-        # Idle connections kept per worker: above the load's concurrency, nginx would close
-        # and reopen app connections mid-run.
-        keepalive {self.upstream_keepalive};
-        keepalive_requests 1000000;
-    }}
-"""
-            proxy = """
-        location / {
-            proxy_pass http://app;
-            # Keep-alive to the app: HTTP/1.1 and no "Connection: close" from nginx.
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-        }
-"""
+        upstream, proxy = self._proxy_blocks()
         return f"""\
 # Written by pywebbench for a private nginx; every run rewrites it.
 {user}daemon off;
@@ -190,13 +171,36 @@ http {{
 }}
 """
 
+    def _proxy_blocks(self) -> tuple[str, str]:
+        """The upstream and the location that proxies to the app (HTTP/1.1, kept alive), or none."""
+        upstream = proxy = ""
+        if self.upstream_port is not None:
+            upstream = f"""
+    upstream app {{
+        server {self.upstream_host}:{self.upstream_port};
+        # Idle connections kept per worker: above the load's concurrency, nginx would close
+        # and reopen app connections mid-run.
+        keepalive {self.upstream_keepalive};
+        keepalive_requests 1000000;
+    }}
+"""
+            proxy = """
+        location / {
+            proxy_pass http://app;
+            # Keep-alive to the app: HTTP/1.1 and no "Connection: close" from nginx.
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+        }
+"""
+        return upstream, proxy
 
     def _listen(self, port: int, check_port: int | None) -> str:
         flags = "".join(f" {flag}" for flag, on in (("ssl", self.protocol.tls), ("http2", self.protocol.http2)) if on)
         lines = f"        listen {HOST}:{port}{flags} backlog=4096;\n"
-        if self.protocol is Protocol.H2C and check_port is not None and check_port != port:
-            lines += f"        listen {HOST}:{check_port}{' ssl' if self.protocol.tls else ''} backlog=4096;\n"
         if self.protocol is Protocol.H2C:
+            if check_port is not None and check_port != port:
+                lines += f"        listen {HOST}:{check_port} backlog=4096;\n"  # HTTP/1.1, for the checks
             # nginx 1.22's HTTP/2 in the clear with sendfile stalls each answer about 40 ms (184 req/s
             # at 8 connections against 8,000 without it, measured here): its DATA frames go out
             # from memory instead.
