@@ -2,7 +2,9 @@
 
 A closed-loop window settles with wrk. wrk takes whole seconds only, so a settle shorter than
 a second is a wrk started for longer and stopped by signal after `seconds`; its figures are
-never read. wrk is the harness's default generator and always installed.
+never read. wrk is the harness's default generator and always installed. A window in a protocol
+other than h1 settles likewise with h2load in its own protocol: an h2c front (nginx 1.22) answers
+no HTTP/1.1, and a warm-up should make the TLS handshakes and HTTP/2 sessions the window will.
 
 An open-loop window (a capacity probe at a fixed rate) settles at its own rate with the
 generator that sends it (oha, unless the run's generator is vegeta: loadgen/registry.py's
@@ -21,7 +23,9 @@ from pathlib import Path
 
 from dataclasses import replace
 
+from pywebbench.catalog.protocols import Protocol
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
+from pywebbench.loadgen.h2load import H2load
 from pywebbench.loadgen.registry import make_generator, window_generator
 from pywebbench.loadgen.wrk import mix_lua
 from pywebbench.procs import ManagedProcess
@@ -30,7 +34,9 @@ from pywebbench.procs import ManagedProcess
 def settle_load(request: LoadRequest, seconds: float, work_dir: Path, *, generator: str = "oha") -> None:
     """The window's settle: at its own offered rate when it has one, else closed loop.
     `generator` is the run's (--generator), which with the window decides who sends the settle."""
-    if request.rate is None:
+    if request.rate is None and request.protocol is not Protocol.H1:
+        h2load_settle(request, seconds, work_dir)
+    elif request.rate is None:
         wrk_settle(request, seconds, work_dir)
     else:
         rate_settle(request, seconds, work_dir, generator=generator)
@@ -74,4 +80,16 @@ def wrk_settle(request: LoadRequest, seconds: float, work_dir: Path) -> None:
     argv.append(request.url)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     with ManagedProcess(argv, env=env, log_dir=work_dir, name="settle.wrk", grace_s=1.0):
+        time.sleep(seconds)
+
+
+def h2load_settle(request: LoadRequest, seconds: float, work_dir: Path) -> None:
+    """Load `request.url` in its protocol for `seconds` with h2load and throw the result away."""
+    if seconds <= 0:
+        return
+    settle = replace(request, connections=min(request.connections, SETTLE_CONNECTIONS),
+                     duration_s=math.ceil(seconds) + 1)
+    argv = H2load().command(settle, Path(os.devnull))  # no per-request log: its figures are never read
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    with ManagedProcess(argv, env=env, log_dir=work_dir, name="settle.h2load", grace_s=1.0):
         time.sleep(seconds)
