@@ -17,7 +17,7 @@ from support.builders import header
 CPUS = usable_cpus()
 # Stack and generator on CPUs of their own where the machine has two; else both unpinned.
 STACK_CPUS, LOADGEN_CPUS = ((CPUS[1],), (CPUS[0],)) if len(CPUS) >= 2 else ((), ())
-RECORD_KEYS = {"generator", "connections", "rps", "errors", "nginx_workers", "stack_cpus", "loadgen_cpus",
+RECORD_KEYS = {"generator", "protocol", "connections", "rps", "errors", "nginx_workers", "stack_cpus", "loadgen_cpus",
                "requests", "window_s"}
 
 
@@ -60,7 +60,7 @@ def test_the_ceiling_is_a_positive_rate_wrk_reached_against_nginx(wrk_ceiling: M
     assert record.name == "generator-ceiling"
     assert record.version.startswith("nginx version:")
     assert set(record.config) == RECORD_KEYS
-    assert record.config["generator"] == "wrk"
+    assert (record.config["generator"], record.config["protocol"]) == ("wrk", "h1")
     assert record.config["connections"] == 4
     assert record.config["rps"] == round(c4, 1)
     assert record.config["errors"] == 0
