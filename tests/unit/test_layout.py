@@ -33,7 +33,6 @@ MAX_FUNCTION_LINES = 60
 # again must go. Data templates may stay; the rest landed over the limit beside it (issue 10)
 # and are to be split by concern.
 LONG_FUNCTIONS: dict[str, int] = {
-    "services/nginx.py:render_config": 64,  # the nginx.conf itself, a template in an f-string
 }
 LONG_MODULES: dict[str, int] = {}
 
