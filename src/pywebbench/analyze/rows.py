@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from pywebbench.catalog.registry import BASELINE_STACK
 from pywebbench.analyze.rechecks import rechecked, recorded_ceilings, spread_check
+from pywebbench.analyze.shape_figures import ShapeRow, shape_row
 from pywebbench.analyze.moderation import NO_PRIOR, Prior
 from pywebbench.analyze.neighbours import EQUIVALENCE, rank_with_verdicts
 from pywebbench.analyze.pairing import Paired, moderated_table, observations, paired_to_baseline, rps_of
@@ -106,6 +107,8 @@ class Row:
     cpu_source: str = ""
     profile: ProfileRecord | None = None
     """Its profiled window (--profile), of the same stack and cell; None without one."""
+    shape: ShapeRow | None = None
+    """A connection-shape workload's own figures with their intervals (analyze/shape_figures.py)."""
 
     @property
     def label(self) -> str:
@@ -336,7 +339,7 @@ def _row(label: str, trials: list[TrialResult], base: list[TrialResult], how: Ag
         clean_trials=sum(t.valid for t in trials), rate=trials[0].spec.rate,
         requests=sum(t.load.requests for t in loaded if t.load), method=trials[-1].spec.method,
         rounds=len({t.spec.round for t in measured}), launches=len({t.spec.launch or t.spec.round for t in measured}),
-        cpu_source=trials[-1].cpu_source,
+        cpu_source=trials[-1].cpu_source, shape=shape_row(measured),
         **_latencies(measured), **_resources(measured), **_paired_fields(paired),
     )
 

@@ -17,6 +17,7 @@ from enum import Enum
 from pywebbench.analyze.rows import Row
 from pywebbench.report.check_summary import check_kinds
 from pywebbench.report.interpreter_label import interpreter_label, shows_interpreter
+from pywebbench.report import shape_columns as shapes
 from pywebbench.report.common import (
     interval,
     keepalive_label,
@@ -219,6 +220,16 @@ def _split_column(category: str, header: str, hint: str) -> Column:
                   hint=f"{hint}: its share of the profiled window's samples (--profile)")
 
 
+def _shape_column(name: str, header: str, get: shapes.ShapeGet, spec: str, hint: str) -> Column:
+    """A connection shape's figure: its value and its interval over launch means in one cell (the
+    HTML table's second line holds the interval), shown in that shape's tables only."""
+    return Column(name, header, shapes.figure_value(get), lambda r, t: shapes.figure_cell(get, spec)(r),
+                  {_T: Look(), _M: Look(),
+                   _H: Look(text=lambda r, t: shapes.figure_alone(get, spec)(r), detail=shapes.figure_detail(get, spec))},
+                  when=lambda t: shapes.shows(name, t.rows),
+                  hint=hint + "; 95% interval: Student's t over the stack's launch means")
+
+
 def _float(value: int | None) -> float | None:
     return None if value is None else float(value)
 
@@ -237,6 +248,28 @@ COLUMNS: tuple[Column, ...] = (
     Column("python", "Python", lambda r: interpreter_label(r.stack), lambda r, t: interpreter_label(r.stack), _ALL,
            Align.LEFT, when=lambda t: shows_interpreter(t.rows), hint="the interpreter the workers ran (read from "
            "/proc/PID/exe of a worker); a free-threaded build says whether its workers kept the GIL off"),
+    Column("protocol", "Protocol", shapes.protocol_of, lambda r, t: shapes.protocol_of(r), _ALL, Align.LEFT,
+           when=lambda t: shapes.shows_protocol(t.rows), hint="the wire protocol the windows spoke (--protocol)"),
+    # A connection shape's own figures (report/shape_columns.SHOWN says which table shows which).
+    _shape_column("shape_rss", "RSS KB/conn", lambda s: s.rss_kb_per_connection, ".1f",
+                  "the server's RSS growth per idle connection, KB"),
+    _shape_column("shape_socket", "Socket KB/conn", lambda s: s.socket_kb_per_connection, ".2f",
+                  "the kernel's TCP socket memory per idle connection, both ends (one host), KB"),
+    _shape_column("shape_active_p99", "Active p99 ms", lambda s: s.p99_ms, "ms",
+                  "p99 of the active requests beside the idle connections, from their intended send times"),
+    _shape_column("shape_rps", "Req/s (new conn.)", lambda s: s.rate, ",.0f", "requests per second, each on a new connection"),
+    _shape_column("shape_mb_s", "MB/s", lambda s: s.mb_s, ",.1f", "MB (10^6 bytes) moved per second"),
+    _shape_column("shape_cpu_per_mb", "CPU s/MB", lambda s: s.cpu_s_per_mb, ".4f",
+                  "the app server's CPU seconds per MB moved"),
+    _shape_column("shape_events", "Events/s", lambda s: s.rate, ",.0f", "server-sent events delivered per second"),
+    _shape_column("shape_delivery_p99", "Delivery p99 ms", lambda s: s.p99_ms, "ms",
+                  "p99 of each event's delivery latency, from its send stamp"),
+    _shape_column("shape_messages", "Messages/s", lambda s: s.rate, ",.0f", "WebSocket messages echoed per second"),
+    _shape_column("shape_rtt_p99", "Round-trip p99 ms", lambda s: s.p99_ms, "ms", "p99 of each echo's round trip"),
+    Column("shape_connections", "Held/refused/closed", shapes.connections_value,
+           lambda r, t: shapes.connections_text(r), _ALL, when=lambda t: shapes.shows("shape_connections", t.rows),
+           hint="the fewest connections held at a window's end, the most refused and the most closed by the "
+           "server in one window, of those asked for"),
     Column("rps", "Req/s", lambda r: r.rps, _fmt(lambda r: r.rps, ",.0f"),
            {_T: Look(), _M: Look("Req/s [95% CI]", lambda r, t: _beside(num(r.rps, ",.0f"), r.rps_ci, ",.0f")),
             _H: Look(detail=_rps_detail)},

@@ -7,7 +7,7 @@ import io
 
 from pywebbench.analyze.rows import summarize
 from pywebbench.report.common import inert
-from pywebbench.report.record import CSV_COLUMNS, PROFILE_COLUMNS, flat, profile_flat
+from pywebbench.report.record import CSV_COLUMNS, PROFILE_COLUMNS, SHAPE_COLUMNS, flat, profile_flat, shape_flat
 from pywebbench.results.model import ResultSet
 
 
@@ -15,10 +15,11 @@ def render_csv(results: ResultSet) -> str:
     out = io.StringIO()
     rows = summarize(results).rows
     profiled = any(r.profile is not None for r in rows)  # --profile's columns only where there are profiles
-    columns = CSV_COLUMNS + (PROFILE_COLUMNS if profiled else ())
+    shaped = any(r.shape is not None for r in rows)  # a connection shape's figures only where there is one
+    columns = CSV_COLUMNS + (PROFILE_COLUMNS if profiled else ()) + (SHAPE_COLUMNS if shaped else ())
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        record = {**flat(row), **(profile_flat(row) if profiled else {})}
+        record = {**flat(row), **(profile_flat(row) if profiled else {}), **(shape_flat(row) if shaped else {})}
         writer.writerow({k: "" if record[k] is None else record[k] for k in columns})
     return inert(out.getvalue())  # often printed to a terminal: no control character from the data

@@ -49,6 +49,35 @@ def profile_flat(row: Row) -> dict[str, Any]:
             "profile_overhead": _round(p.overhead, 4) if p is not None else None, "profile_note": note or None}
 
 
+SHAPE_FIGURES: tuple[tuple[str, str, int], ...] = (
+    ("shape_rate", "rate", 1), ("shape_p99_ms", "p99_ms", 3), ("shape_mb_s", "mb_s", 3),
+    ("shape_cpu_s_per_mb", "cpu_s_per_mb", 5), ("shape_rss_kb_per_conn", "rss_kb_per_connection", 3),
+    ("shape_socket_kb_per_conn", "socket_kb_per_connection", 3))
+"""A connection shape's figures (analyze/shape_figures.ShapeRow): column, field, digits; each with
+its interval's bounds (Student's t over launch means) and the launches it was made of."""
+SHAPE_COLUMNS: tuple[str, ...] = (
+    *(f"{name}{part}" for name, _, _ in SHAPE_FIGURES for part in ("", "_ci_low", "_ci_high")),
+    "shape_launches", "shape_asked", "shape_held_min", "shape_refused_max", "shape_closed_max")
+"""After CSV_COLUMNS in a run with a connection-shape workload."""
+
+
+def shape_flat(row: Row) -> dict[str, Any]:
+    shape = row.shape
+    out: dict[str, Any] = dict.fromkeys(SHAPE_COLUMNS)
+    if shape is None:
+        return out
+    for name, field, digits in SHAPE_FIGURES:
+        found = getattr(shape, field)
+        if found is not None:
+            out[name] = _round(found.value, digits)
+            out[f"{name}_ci_low"], out[f"{name}_ci_high"] = (_bound(found.interval, 0, digits),
+                                                             _bound(found.interval, 1, digits))
+            out["shape_launches"] = out["shape_launches"] or found.launches  # the rate's: every window has one
+    out.update(shape_asked=shape.asked, shape_held_min=shape.held, shape_refused_max=shape.refused,
+               shape_closed_max=shape.closed)
+    return out
+
+
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
 

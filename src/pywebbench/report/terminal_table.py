@@ -16,13 +16,16 @@ from rich.cells import cell_len
 from rich.table import Table
 
 from pywebbench.report.columns import Column, Format, TableInfo, row_cells, shown
+from pywebbench.report.shape_columns import SHOWN
 
-ESSENTIAL: tuple[str, ...] = ("stack", "ratio", "python", "valid", "rps", "next", "cpu_ms_per_req", "rss")
+ESSENTIAL: tuple[str, ...] = ("stack", "ratio", "protocol", *dict.fromkeys(n for names in SHOWN.values() for n in names),
+                               "python", "valid", "rps", "next", "cpu_ms_per_req", "rss")
 """The default table's columns, most essential first (shown in COLUMNS' order). Where the terminal
 is too narrow for them all they go from the end: memory, then CPU per request, the verdict against
 the next row, req/s (the ratio is the comparison), then validity (the (!) lines below still say it),
-then the interpreter that ran (a column only where one was asked for or is free-threaded);
-never the stack or the ratio with its interval."""
+then the interpreter that ran (a column only where one was asked for or is free-threaded), then a
+connection shape's own figures (only in that shape's table) and the protocol; never the stack or
+the ratio with its interval."""
 
 KEPT = 2
 """The first ESSENTIAL columns no width takes away: the stack and the ratio with its interval."""
