@@ -101,3 +101,21 @@ def test_one_half_width_rule_everywhere() -> None:
     assert half_width((math.exp(-h), math.exp(h)), 1.0) == pytest.approx(math.expm1(h))
     interval = Interval(1.1, 1.1 * math.exp(-h), 1.1 * math.exp(h), 10, 4, h / 3)
     assert interval.half_width == pytest.approx(math.expm1(h))
+
+
+def test_the_printed_ratio_is_the_one_its_interval_is_for() -> None:
+    """Restart repeats, skewed: the medians' ratio (1.01) is not what the Welch interval of the
+    geometric means' ratio is about (its centre 1.27); ratio_centre prints that centre."""
+    from pywebbench.analyze.stats import ratio_centre
+
+    values, base = [100.0, 101.0, 102.0, 180.0, 190.0], [100.0, 100.5, 101.0, 101.5, 102.0]
+    low, high = ratio_ci(values, base)  # type: ignore[misc]
+    centre = ratio_centre(values, base)
+    assert centre == pytest.approx(math.exp(np.mean(np.log(values)) - np.mean(np.log(base))))
+    assert low <= centre <= high  # type: ignore[operator]
+    assert math.sqrt(low * high) == pytest.approx(centre)  # type: ignore[operator]
+    assert abs(np.median(values) / np.median(base) - centre) > 0.2  # type: ignore[operator]
+    # no interval (best of N, one window a side): the aggregates' ratio, as before
+    assert ratio_centre(values, base, Aggregation.BEST) == pytest.approx(190.0 / 102.0)
+    assert ratio_centre([120.0], base) == pytest.approx(120.0 / 101.0)
+    assert ratio_centre([], base) is None

@@ -31,7 +31,7 @@ from pywebbench.analyze.neighbours import pair_prior
 from pywebbench.analyze.ranking import Comparison, Flip, Ranked, Score, compare, rank
 from pywebbench.analyze.pairing import paired_to_baseline
 from pywebbench.analyze.rows import Row, latest_trials
-from pywebbench.analyze.stats import Aggregation, ratio_ci
+from pywebbench.analyze.stats import Aggregation, ratio_centre, ratio_ci
 from pywebbench.plan.interval_rule import OWN_DF
 from pywebbench.plan.presets import Claim
 from pywebbench.results.model import ResultSet, TrialResult
@@ -92,8 +92,9 @@ def unpaired(row: Row, other: Row) -> Estimate | None:
     windows (stats.ratio_ci), none for the best of N or below two windows a side."""
     if row.rps is None or not other.rps:
         return None
-    value = row.rps / other.rps
-    interval = ratio_ci(row.rps_values, other.rps_values, Aggregation(row.aggregation))
+    how = Aggregation(row.aggregation)
+    value = ratio_centre(row.rps_values, other.rps_values, how) or row.rps / other.rps
+    interval = ratio_ci(row.rps_values, other.rps_values, how)
     return Estimate(value) if interval is None else Estimate(value, interval[0], interval[1])
 
 

@@ -18,7 +18,7 @@ from pywebbench.plan.knobs import knob_labels
 from pywebbench.analyze.pairing import cpu_per_request, p99_of
 from pywebbench.analyze.rows import Row, latest_trials, summarize
 from pywebbench.results.model import Cell, ResultSet, TrialResult
-from pywebbench.analyze.stats import ratio_ci
+from pywebbench.analyze.stats import ratio_centre, ratio_ci
 from pywebbench.analyze.tuning import tuning_of
 
 
@@ -164,6 +164,13 @@ def _per_window(results: ResultSet, figure: Callable[[TrialResult], float | None
     return found
 
 
+def _change(after: Row, before: Row) -> float | None:
+    """after over before less 1: the ratio its interval (stats.ratio_ci) is for where it has one."""
+    if after.rps is None or not before.rps:
+        return None
+    return (ratio_centre(after.rps_values, before.rps_values) or after.rps / before.rps) - 1
+
+
 def compare_results(before: ResultSet, after: ResultSet) -> Comparison:
     rows_before: dict[Key, Row] = {(r.label, r.spec.cell): r for r in summarize(before).rows}
     rows_after: dict[Key, Row] = {(r.label, r.spec.cell): r for r in summarize(after).rows}
@@ -175,7 +182,7 @@ def compare_results(before: ResultSet, after: ResultSet) -> Comparison:
         ci = ratio_ci(a.rps_values, b.rps_values)
         changes.append(Change(
             stack=a.label, workload=a.spec.workload, knobs=_knobs(a), rps_before=b.rps, rps_after=a.rps,
-            rps_change=a.rps / b.rps - 1 if a.rps is not None and b.rps else None, ratio_ci=ci,
+            rps_change=_change(a, b), ratio_ci=ci,
             p50_before=b.p50_ms, p50_after=a.p50_ms, p99_before=b.p99_ms, p99_after=a.p99_ms,
             cpu_before=b.cpu_ms_per_req, cpu_after=a.cpu_ms_per_req, verdict=_verdict(ci),
             p99_ci=ratio_ci(p99[1].get(key, ()), p99[0].get(key, ())),

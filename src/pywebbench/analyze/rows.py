@@ -23,7 +23,7 @@ from pywebbench.analyze.paired import (
 from pywebbench.results.model import (
     Cell, Method, ProfileRecord, ResourceUsage, ResultSet, StackInfo, TrialResult, TrialSpec,
 )
-from pywebbench.analyze.stats import Aggregation, aggregate, aggregate_ci, ratio_ci
+from pywebbench.analyze.stats import Aggregation, aggregate, aggregate_ci, ratio_centre, ratio_ci
 
 CELL_KNOBS: tuple[str, ...] = Cell._fields
 """The knobs of a cell, in order (stack_cpus is the count of CPUs given to the stack)."""
@@ -321,7 +321,8 @@ def _row(label: str, trials: list[TrialResult], base: list[TrialResult], how: Ag
     measured = _measured(trials)
     values, base_values = _rps_values(trials), _rps_values(base)
     rps, base_rps = aggregate(values, how), aggregate(base_values, how)
-    ratio = rps / base_rps if rps is not None and base_rps else None
+    # restart: the ratio its interval (stats.ratio_ci) is for, not the medians' ratio
+    ratio = ratio_centre(values, base_values, how) if rps is not None and base_rps else None
     if paired is not None and paired.ratios:
         ratio = launch_centre(paired.ratios)
     rps_ci = aggregate_ci(values, how)

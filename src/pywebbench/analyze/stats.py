@@ -109,6 +109,18 @@ def ratio_ci(
     return (math.exp(centre - half), math.exp(centre + half))
 
 
+def ratio_centre(values: Sequence[float], baseline: Sequence[float],
+                 how: Aggregation = Aggregation.MEDIAN) -> float | None:
+    """The ratio ratio_ci's interval is about, to print beside it: the two sides' geometric means
+    over each other wherever ratio_ci gives one; the aggregates' ratio (the best of N, or a side
+    with one window) only where it gives none. A median over a median printed beside an interval
+    for the geometric means' ratio put the point outside its own interval in skewed repeats."""
+    if ratio_ci(values, baseline, how) is not None:
+        return math.exp(float(np.mean(np.log(values))) - float(np.mean(np.log(baseline))))
+    top, bottom = aggregate(values, how), aggregate(baseline, how)
+    return top / bottom if top is not None and bottom else None
+
+
 def half_width(ci: tuple[float, float] | None, center: float | None) -> float | None:
     """How far the interval reaches from its center, as a fraction of it (0.02 = ±2%): the wider
     side, so that "±2%" holds the whole interval. The one rule for every half-width here (an
