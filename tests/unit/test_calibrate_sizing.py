@@ -103,3 +103,12 @@ def test_b_s_measured_cpu_ratio_is_checked_against_the_sizing_s() -> None:
     assert misses.cpu_ab_holds_sized is False and misses.ab_holds_expected is False
     text = render_calibration(misses)
     assert "the sizing expected B/A 1.0204 [1.0183, 1.0225]: DISAGREE" in text
+
+
+def test_the_results_header_records_the_sizing_s_expectation_with_its_error() -> None:
+    from pywebbench.commands.calibrate import _sized_record
+
+    assert _sized_record(None) == {}
+    record = _sized_record(Interval(0.98, 0.97, 0.99, 8, 4, 0.0041234567, df=5.4321))
+    assert record == {"sized_expected": {"center": 0.98, "low": 0.97, "high": 0.99, "se_log": 0.0041235, "df": 5.43}}
+    assert _sized_record(Interval(0.98, 0.97, 0.99, 8, 4, 0.004))["sized_expected"]["df"] is None  # type: ignore[index]
