@@ -15,12 +15,16 @@ from pywebbench.commands.setup import cmd_doctor, cmd_list, cmd_list_presets
 from pywebbench.console import err, exit_code, run_in_terminal
 from pywebbench.errors import UserError
 from pywebbench.ownapp import run_app
+from pywebbench.plan.declared import take_refused
 from pywebbench.results.store import ResultsWriteError
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.refused = take_refused(args)  # bad flag values: named with the options' own problems
     try:
+        if args.refused and args.command not in ("run", "sweep", "calibrate"):  # those join them (commands/common.py)
+            raise UserError("\n".join(args.refused))
         if args.command == "doctor":
             return cmd_doctor(args)
         if args.command == "report":

@@ -1,14 +1,15 @@
 """Every check made before a run starts anything, in the order a run makes them.
 
-Each refusal is one line and exit 2 (UserError), before a service, a server or a results file
-exists. Options on their own (ranges, combinations, a malformed config) are checked earlier, as
+Each refusal is one line and exit 2 (UserError), all of a plan's problems at once, before a
+service, a server or a results file exists. Options on their own (ranges, combinations, a malformed config) are checked earlier, as
 they are read (`RunOptions.validate`, plan/options.py); a command's own inputs by the command
 (`tune.check_tune`, `ownapp`); what is checked here needs the plan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pywebbench.errors import UserError
@@ -25,25 +26,49 @@ from pywebbench.results.model import Method
 
 def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[str, object]]], baseline: str,
               run_dir: Path, resuming: bool) -> Inventory | None:
-    """The plan's checks: duet's partner and baseline, the tools, the server's limits, the hosts (over SSH), the
-    results directory.
+    """The plan's checks: duet's partner and baseline, the tools, the server's limits, the results
+    directory, then the hosts (over SSH). Every problem found in one UserError, a line each.
     Returns the checked inventory (None on one host)."""
+    problems = [*_method_problems(options, plan, baseline), *_refusals(lambda: check_tools(plan, options)),
+                *environment_problems(plan.trials, placed=options.placed),  # interpreters and pins
+                *limits_problems(plan.trials, placed=options.placed),  # the app server's cgroup limits
+                *_results_problems(run_dir, resuming)]
+    if problems:  # before the hosts: their checks reach out over SSH, for a run that cannot start anyway
+        raise UserError("\n".join(dict.fromkeys(problems)))
+    return hosts_ready(options, points)
+
+
+def _method_problems(options: RunOptions, plan: Plan, baseline: str) -> list[str]:
     labels = {s.label for s in plan.sessions}
     # auto reaches here unresolved only when it measures some workloads by duet (the rest interleaved).
-    duet = options.method in (Method.DUET, Method.AUTO)
-    if duet and baseline not in labels:
-        raise UserError(f"--method {options.method} reads every ratio off pairs that reach the baseline {baseline}: "
-                        f"add --stack {baseline}")
-    if duet and len(labels) < 2:
+    if options.method not in (Method.DUET, Method.AUTO):
+        return []
+    if baseline not in labels:
+        return [f"--method {options.method} reads every ratio off pairs that reach the baseline {baseline}: "
+                f"add --stack {baseline}"]
+    if len(labels) < 2:
         # The baseline alone has no partner: every round would be empty, launched again until the budget ends.
-        raise UserError(f"--method {options.method} loads two stacks at a time and this run has one ({baseline}): "
-                        "add a stack, or use --method interleaved")
-    check_tools(plan, options)
-    if problems := environment_problems(plan.trials, placed=options.placed):  # interpreters and pins
-        raise UserError("\n".join(problems))
-    if problems := limits_problems(plan.trials, placed=options.placed):  # the app server's cgroup limits
-        raise UserError("\n".join(problems))
-    inventory = hosts_ready(options, points)
+        return [f"--method {options.method} loads two stacks at a time and this run has one ({baseline}): "
+                "add a stack, or use --method interleaved"]
+    return []
+
+
+def _results_problems(run_dir: Path, resuming: bool) -> list[str]:
+    """The results directory: made now (nothing else is), writable, and empty unless resumed."""
     if not resuming and results_path(run_dir).exists():
-        raise UserError(f"{run_dir} already holds results; choose another --out or use --resume")
-    return inventory
+        return [f"{run_dir} already holds results; choose another --out or use --resume"]
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return [f"cannot write results to {run_dir}: {exc.strerror or exc}"]
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        return [f"cannot write results to {run_dir}: not writable by this user"]
+    return []
+
+
+def _refusals(check: Callable[[], object]) -> list[str]:
+    try:
+        check()
+    except UserError as exc:
+        return exc.problems
+    return []

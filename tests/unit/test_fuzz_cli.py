@@ -90,3 +90,23 @@ def test_bad_environment_variables(tmp_path: Path, name: str, value: str) -> Non
     done = run_cli("run", "--stack", "flask:gunicorn-sync", "--out", str(tmp_path / "out"), env={name: value},
                    cwd=tmp_path)
     assert_refused(done)
+
+
+def test_every_bad_flag_and_option_is_named_at_once() -> None:
+    done = run_cli("run", "--stack", "flask:gunicorn-sync", "--connections", "0", "--method", "foo",
+                   "--duration", "-1", "--warmup", "-2", "--profile-window", "5s")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines == [
+        "pywebbench: error: argument --connections: must be positive, got 0",
+        "pywebbench: error: argument --method: invalid choice: 'foo' (choose from interleaved, duet, restart, auto)",
+        "pywebbench: error: --duration must be positive, got -1.0",
+        "pywebbench: error: --warmup must be zero or positive, got -2.0",
+        "pywebbench: error: --profile-window is the length of --profile's window: add --profile, or drop it",
+    ], lines
+
+
+def test_an_unwritable_out_is_refused_before_the_plan_is_printed() -> None:
+    done = run_cli("run", "--stack", "flask:gunicorn-sync", "--duration", "1", "--out", "/proc/nope")
+    assert_refused(done)
+    assert "cannot write results to /proc/nope" in done.stderr and "plan:" not in done.stdout + done.stderr

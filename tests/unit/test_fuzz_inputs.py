@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from pywebbench.catalog.registry import Catalog, build_catalog
 from pywebbench.arguments import build_parser
-from pywebbench.plan.declared import rates
+from pywebbench.plan.declared import rates, take_refused
 from pywebbench.commands.common import command_options as _options, stack_glob as _glob
 from pywebbench.errors import UserError
 from pywebbench.plan.options import RunOptions, parse_cpu_list, parse_duration
@@ -190,6 +190,9 @@ def test_numeric_flags(flag: str, value: str) -> None:
             args = build_parser().parse_args(["run", f"{flag}={value}", "--stack", "flask:gunicorn-sync"])
     except SystemExit as exc:
         assert exc.code == 2 and stderr.getvalue().count("\n") == 1, stderr.getvalue()
+        return
+    if refused := take_refused(args):  # what cli.main names, one line for the one bad flag
+        assert len(refused) == 1 and refused[0].startswith(f"argument {flag}: "), refused
         return
     options = accepts_or_refuses(lambda: _options(args, {"rate": args.rate[0]} if args.rate else {})[0])
     assert_valid(options)

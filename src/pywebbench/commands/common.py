@@ -36,10 +36,16 @@ def command_flags(args: argparse.Namespace) -> dict[str, object]:
 
 def command_options(args: argparse.Namespace,
                     extra_flags: dict[str, object] | None = None) -> tuple[RunOptions, str | None]:
-    preset = get_preset(args.preset) if getattr(args, "preset", None) else None
-    flags = {**command_flags(args), **(extra_flags or {})}
-    options = from_sources(config_file=args.config, environ=os.environ, flags=flags,
-                           preset=preset_options(preset) if preset else None)
+    refused: list[str] = getattr(args, "refused", [])  # the flags cli.main found bad, named first
+    try:
+        preset = get_preset(args.preset) if getattr(args, "preset", None) else None
+        flags = {**command_flags(args), **(extra_flags or {})}
+        options = from_sources(config_file=args.config, environ=os.environ, flags=flags,
+                               preset=preset_options(preset) if preset else None)
+    except UserError as exc:  # with the flags' problems: every problem of the command line at once
+        raise UserError("\n".join(dict.fromkeys(refused + exc.problems))) from None
+    if refused:
+        raise UserError("\n".join(refused))
     return options, preset.name if preset else None
 
 

@@ -319,6 +319,43 @@ OPTIONS: tuple[Option, ...] = (
 )
 """Every option of a run, in the order `--help` lists them."""
 
+@dataclass(frozen=True)
+class Refused:
+    """A flag's value its reader refused, kept in place of the value so the command line's every
+    problem is named at once (take_refused), not only argparse's first."""
+
+    flag: str
+    problem: str
+
+
+def _lenient(option: Option) -> Callable[[str], Any]:
+    """The option's reader, answering a bad value with a Refused instead of ending the parse."""
+    read = option.parse or str
+
+    def parse(text: str) -> Any:
+        try:
+            value = read(text)
+        except (argparse.ArgumentTypeError, ValueError, UserError) as exc:
+            name = getattr(read, "__name__", "")
+            return Refused(option.flag, str(exc) if isinstance(exc, (argparse.ArgumentTypeError, UserError))
+                           else f"invalid {name} value: {text!r}")
+        if option.choices and value not in option.choices:
+            return Refused(option.flag, f"invalid choice: {text!r} (choose from {', '.join(option.choices)})")
+        return value
+    return parse
+
+
+def take_refused(args: argparse.Namespace) -> list[str]:
+    """Every refused flag value, one line each, each left as not given so the option layers can
+    still name their own problems beside these (commands/common.py joins them)."""
+    lines = []
+    for name, value in vars(args).items():
+        if isinstance(value, Refused):
+            lines.append(f"argument {value.flag}: {value.problem}")
+            setattr(args, name, None)
+    return lines
+
+
 def declared(command: Command) -> Iterator[Option]:
     return (o for o in OPTIONS if command in o.commands)
 
@@ -335,8 +372,9 @@ def add_options(parser: argparse.ArgumentParser, command: Command) -> None:
         elif option.kind is Kind.OFF:
             parser.add_argument(*flags, action="store_const", const=False, dest=option.field, help=text)
         else:
-            parser.add_argument(*flags, type=option.parse or str, dest=option.field, metavar=option.metavar,
-                                choices=list(option.choices) if option.choices else None, help=text)
+            # choices are the reader's to check (_lenient), so argparse stops at no bad value
+            metavar = option.metavar or ("{" + ",".join(option.choices) + "}" if option.choices else None)
+            parser.add_argument(*flags, type=_lenient(option), dest=option.field, metavar=metavar, help=text)
 
 
 def flags_of(args: argparse.Namespace, command: Command) -> dict[str, object]:

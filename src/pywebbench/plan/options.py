@@ -4,10 +4,10 @@ config file, the environment and the flags."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.catalog.protocols import parse_protocol
@@ -36,6 +36,7 @@ restart: a server start, warmup and one window per trial (the seeds' own method)
 interleaved, chosen for the run's workloads (plan/method_choice.py)."""
 ALLOCATIONS = ("even", "adaptive")
 TOPOLOGIES = ("direct", "nginx", "netns")
+T = TypeVar("T")
 """direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""
 
 # Seed 000's headline stacks plus one of each other server family: a few minutes on 2 cores.
@@ -191,20 +192,26 @@ class RunOptions:
             object.__setattr__(self, "generator", Generator(self.generator))
 
     def validate(self) -> RunOptions:
-        """Self, or a one-line UserError naming the first bad option."""
-        # First: every later check may ask the method and the generator what they support.
-        if self.method not in METHODS:
-            raise UserError(f"--method must be one of {', '.join(METHODS)}, got {self.method!r}")
-        if self.generator not in GENERATOR_NAMES:
-            raise UserError(f"--generator must be one of {', '.join(CHOSEN_GENERATORS)}, got {self.generator!r}")
-        self._validate_numbers()
-        self._validate_choices()
-        self._validate_method()
+        """Self, or a UserError naming every bad option, one line each."""
+        problems = list(dict.fromkeys(self.problems()))
+        if problems:
+            raise UserError("\n".join(problems))
         return self
 
-    def _validate_numbers(self) -> None:
-        for name, problem in self.number_problems():
-            raise UserError(f"{flag_of(name)} {problem}")
+    def problems(self) -> Iterator[str]:
+        """What is wrong with these options, one line per problem."""
+        # First: the method's and the generator's checks ask them what they support.
+        known = True
+        if self.method not in METHODS:
+            known = False
+            yield f"--method must be one of {', '.join(METHODS)}, got {self.method!r}"
+        if self.generator not in GENERATOR_NAMES:
+            known = False
+            yield f"--generator must be one of {', '.join(CHOSEN_GENERATORS)}, got {self.generator!r}"
+        yield from (f"{flag_of(name)} {problem}" for name, problem in self.number_problems())
+        yield from self._choice_problems()
+        if known:
+            yield from self._method_problems()
 
     def number_problems(self) -> Iterator[tuple[str, str]]:
         """(field, what is wrong) for each number out of its own range, each field checked alone,
@@ -243,58 +250,57 @@ class RunOptions:
         if "equivalence" not in infinite and not 0 < self.equivalence < 1:
             yield "equivalence", f"must be between 0% and 100%, got {self.equivalence:g}"
 
-    def _validate_choices(self) -> None:
-        if self.python is not None:
-            parse_python(self.python)  # the grammar here; which interpreter, where environments are built
-        if self.pin is not None:
-            parse_pin(self.pin)
-        if self.protocol is not None:
-            parse_protocol(self.protocol)  # what h2load cannot send is plan/protocol_plan.py's, per point
+    def _choice_problems(self) -> Iterator[str]:
+        # python's grammar here (which interpreter, where environments are built); what h2load cannot
+        # send is plan/protocol_plan.py's, per point
+        for value, read in ((self.python, parse_python), (self.pin, parse_pin), (self.protocol, parse_protocol)):
+            if value is not None:
+                yield from _refusals(read, value)
         if self.driver is not None and self.driver not in DRIVER_REQUIREMENTS:
-            raise UserError(f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}")
+            yield f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}"
         if self.db not in DB_KINDS:
-            raise UserError(f"--db must be one of {', '.join(DB_KINDS)}, got {self.db!r}")
+            yield f"--db must be one of {', '.join(DB_KINDS)}, got {self.db!r}"
         if self.db == "sqlite" and {"db", "api"} & set(self.workloads):
             # So a stack's recorded driver is the one every DB workload of the run used.
-            raise UserError("--db sqlite is for the posts workload: db and api need PostgreSQL (pg_sleep, writes)")
+            yield "--db sqlite is for the posts workload: db and api need PostgreSQL (pg_sleep, writes)"
         if self.topology not in TOPOLOGIES:
-            raise UserError(f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
-        check_placement(self)
+            yield f"--topology must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}"
         if self.aggregation not in AGGREGATIONS:
-            raise UserError(f"--aggregation must be one of {', '.join(AGGREGATIONS)}, got {self.aggregation!r}")
+            yield f"--aggregation must be one of {', '.join(AGGREGATIONS)}, got {self.aggregation!r}"
 
     @property
     def placed(self) -> bool:
         """Roles on several hosts: an inventory, or the netns rig."""
         return self.hosts is not None or self.topology == "netns"
 
-    def _validate_method(self) -> None:
+    def _method_problems(self) -> Iterator[str]:
+        yield from _refusals(check_placement, self)  # asks the method and the generator what they can do
         if self.max_rounds < self.rounds:
-            raise UserError(f"--max-rounds ({self.max_rounds}) must be at least --repeats ({self.rounds})")
+            yield f"--max-rounds ({self.max_rounds}) must be at least --repeats ({self.rounds})"
         if self.allocation not in ALLOCATIONS:
-            raise UserError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}")
+            yield f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}"
         if self.allocation == "adaptive" and not self.method.allocates:
-            raise UserError("--allocation adaptive starts each launch with only the stacks still open: it needs "
-                            "--method interleaved")
+            yield ("--allocation adaptive starts each launch with only the stacks still open: it needs "
+                   "--method interleaved")
         if self.allocation == "adaptive" and self.precision is None and self.budget_s is None:
-            raise UserError("--allocation adaptive without --precision measures until every stack is placed "
-                            "against both neighbours, which two equal stacks may never be: give it a --budget")
+            yield ("--allocation adaptive without --precision measures until every stack is placed "
+                   "against both neighbours, which two equal stacks may never be: give it a --budget")
         if self.launch_block is not None and (not self.method.paired or self.allocation == "adaptive"):
-            raise UserError("--launch-block cycles the launches of live servers through blocks of stacks: it needs "
-                            "--method interleaved or duet, and --allocation even")
+            yield ("--launch-block cycles the launches of live servers through blocks of stacks: it needs "
+                   "--method interleaved or duet, and --allocation even")
         if self.rate is not None and not self.generator.open_loop:
-            raise UserError(f"an open-loop --rate needs --generator {Generator.open_loop_names()} "
-                            f"({self.generator} is closed-loop)")
+            yield (f"an open-loop --rate needs --generator {Generator.open_loop_names()} "
+                   f"({self.generator} is closed-loop)")
         if self.profile_s is not None and not self.profile:
-            raise UserError("--profile-window is the length of --profile's window: add --profile, or drop it")
+            yield "--profile-window is the length of --profile's window: add --profile, or drop it"
         if self.workers_per_cpu is not None and self.workers_per_cpu <= 0:
-            raise UserError(f"workers_per_cpu must be positive, got {self.workers_per_cpu}")
+            yield f"workers_per_cpu must be positive, got {self.workers_per_cpu}"
         if any(count <= 0 for _, count in self.workload_requests):
-            raise UserError("workload request counts must be positive")
+            yield "workload request counts must be positive"
         if not self.stacks:
-            raise UserError("no stack selected")
+            yield "no stack selected"
         if not self.workloads:
-            raise UserError("no workload selected")
+            yield "no workload selected"
 
     def cpu_split(self, available: tuple[int, ...]) -> CpuSplit:
         base = default_split(available)
@@ -349,3 +355,11 @@ def parse_duration(value: Any) -> float:
     if total <= 0:
         raise UserError(f"bad duration {value!r}: must be positive")
     return total
+
+
+def _refusals(check: Callable[[T], object], value: T) -> Iterator[str]:
+    """A check that raises its refusal, as the lines of what it refused (none when it passes)."""
+    try:
+        check(value)
+    except UserError as exc:
+        yield from exc.problems
