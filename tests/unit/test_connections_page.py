@@ -42,6 +42,8 @@ def test_idle_tables_show_each_figure_with_its_interval_and_the_counts(tmp_path:
     sync = next(line for line in text.splitlines() if line.startswith("| `flask:gunicorn-sync` | sync")
                 and "of 1,000" in line)
     assert "0/1,000/0 of 1,000" in sync
+    assert "File limits at 1,000 connections, as each window read them: the driver ran with 1,064 (RLIMIT_NOFILE), " \
+        "the servers with 20,000." in text
 
 
 def test_the_worker_model_sentences_come_from_the_figures(tmp_path: Path) -> None:

@@ -125,10 +125,26 @@ def _section(part: Part, found: Measured | None) -> str:
     body = _protocols(found) if part.name == "protocols" else _shape_tables(found)
     if part.name == "idle":
         body += "\n\nWhat each worker model did at each N (written from the figures above):\n\n" + "\n".join(
-            idle_paragraph([r for r in found.rows if r.spec.workload == "idle"]))
+            idle_paragraph([r for r in found.rows if r.spec.workload == "idle"])) + _file_limits(found.results)
     if found.skipped:
         body += "\n\nLeft out, in the run's own words:\n\n" + "\n".join(f"- {escape(s)}" for s in found.skipped)
     return f"{head}\n\n{body}"
+
+
+def _file_limits(results: ResultSet) -> str:
+    """The file limits the driver and the servers ran with at the most connections, as each window read them."""
+    shapes = [t.load.shape for t in results.trials if t.load is not None and t.load.shape is not None]
+    if not shapes:
+        return ""
+    most = max(s.asked for s in shapes)
+    at = [s for s in shapes if s.asked == most]
+
+    def limits(values: Sequence[int | None]) -> str:
+        found = sorted({v for v in values if v is not None})
+        return "not read" if not found else f"{found[0]:,}" if len(found) == 1 else f"{found[0]:,}-{found[-1]:,}"
+
+    return (f"\n\nFile limits at {most:,} connections, as each window read them: the driver ran with "
+            f"{limits([s.nofile for s in at])} (RLIMIT_NOFILE), the servers with {limits([s.server_nofile for s in at])}.")
 
 
 def _ordered(rows: Sequence[Row]) -> list[Row]:
