@@ -70,14 +70,14 @@ class PairSide:
 def round_ratios(sides: Sequence[PairSide], label: str, baseline: str) -> tuple[Observation, ...]:
     """exp(theta_label - theta_baseline) per (launch, round), least squares over the round's pairs."""
     out = []
-    for (launch, round_no), complete in sorted(_pairs_by_round(sides).items()):
+    for (launch, round_no), complete in sorted(pairs_by_round(sides).items()):
         level = round_levels(complete, baseline).get(label)
         if level is not None:
             out.append(Observation(launch, round_no, math.exp(level)))
     return tuple(out)
 
 
-def _pairs_by_round(sides: Sequence[PairSide]) -> dict[tuple[int, int], list[dict[str, float]]]:
+def pairs_by_round(sides: Sequence[PairSide]) -> dict[tuple[int, int], list[dict[str, float]]]:
     """Each (launch, round)'s windows with both sides measured: {label: value} for the two."""
     by_round: dict[tuple[int, int], dict[frozenset[str], dict[str, float]]] = defaultdict(dict)
     for side in sides:
@@ -116,7 +116,7 @@ def window_noise(sides: Sequence[PairSide]) -> tuple[float, int] | None:
     residual degrees of freedom (windows less fitted levels), pooled over rounds: the pair noise
     a run itself shows, to set beside the calibrations'. None where no round has a residual."""
     squares, df = 0.0, 0
-    for complete in _pairs_by_round(sides).values():
+    for complete in pairs_by_round(sides).values():
         stacks = {name for values in complete for name in values}
         if len(complete) < len(stacks):
             continue
