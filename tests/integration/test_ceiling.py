@@ -95,8 +95,8 @@ def test_the_report_reads_back_the_ceiling_each_trial_was_checked_against(wrk_ce
     results = ResultSet(header(), (), services=tuple(wrk_ceiling.records))
     # keyed as the trials look it up; the figure as stored, to 0.1 req/s
     assert recorded_ceilings(results) == {
-        (4, LOADGEN_CPUS, STACK_CPUS, None): pytest.approx(wrk_ceiling.rps("c4"), abs=0.05),
-        (2, LOADGEN_CPUS, STACK_CPUS, None): pytest.approx(wrk_ceiling.rps("c2"), abs=0.05),
+        (4, LOADGEN_CPUS, STACK_CPUS, None, "h1"): pytest.approx(wrk_ceiling.rps("c4"), abs=0.05),
+        (2, LOADGEN_CPUS, STACK_CPUS, None, "h1"): pytest.approx(wrk_ceiling.rps("c2"), abs=0.05),
     }
 
 

@@ -107,7 +107,7 @@ def test_ceilings_are_read_from_generator_ceiling_records_keyed_by_connections_a
     ))
     # The keys are what rechecked looks a trial up by: (connections, loadgen CPUs, stack CPUs),
     # CPU lists made tuples again after the JSON round trip.
-    assert recorded_ceilings(results) == {(100, (0,), (1,), None): 11_000.0, (25, (0, 1), (0, 1), None): 9_000.0}
+    assert recorded_ceilings(results) == {(100, (0,), (1,), None, "h1"): 11_000.0, (25, (0, 1), (0, 1), None, "h1"): 9_000.0}
 
 
 def test_a_ceiling_record_with_errors_or_no_rps_is_ignored(tmp_path: Path) -> None:
@@ -148,3 +148,17 @@ def test_a_stored_near_ceiling_check_goes_when_the_ceiling_record_had_errors(tmp
     flagged = _clean(checks=("near-ceiling: 10,000 req/s is 91% of the 11,000 req/s fake reaches",))
     results = _stored(tmp_path, [flagged], (_ceiling_record(rps=11_000.0, errors=2),))
     assert rechecked(results.trials[0], recorded_ceilings(results)) == ()
+
+
+def test_a_window_is_checked_against_the_ceiling_of_its_own_protocol(tmp_path: Path) -> None:
+    h1 = _clean()  # 10,000 req/s
+    h2c = _clean()
+    h2c = replace(h2c, spec=replace(h2c.spec, trial_id="r1-h2c", protocol="h2c"))
+    h2c_ceiling = _ceiling_record(rps=50_000.0)
+    h2c_ceiling = replace(h2c_ceiling, config={**h2c_ceiling.config, "generator": "h2load", "protocol": "h2c"})
+    # recorded in this order, the h2c ceiling last: it must not stand for h1's
+    results = _stored(tmp_path, [h1, h2c], (_ceiling_record(rps=11_000.0), h2c_ceiling))
+    ceilings = recorded_ceilings(results)
+    stored_h1, stored_h2c = results.trials
+    assert [check_name(c) for c in rechecked(stored_h1, ceilings)] == [Check.NEAR_CEILING]  # 91% of wrk's h1
+    assert rechecked(stored_h2c, ceilings) == ()  # 20% of h2load's h2c

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pywebbench.analyze.stats import half_width
+from pywebbench.catalog.protocols import protocol_of
 from pywebbench.measure.checks import DEFAULT, RECOMPUTED, Check, Thresholds, check_name, trial_checks
 from pywebbench.measure.shape_ceiling import RECORD, shape_of
 from pywebbench.results.model import TrialResult, ResultSet
@@ -23,9 +24,10 @@ def recorded_ceilings(results: ResultSet) -> dict[tuple[object, ...], float]:
         c = service.config
         if service.name in ("generator-ceiling", RECORD) and c.get("rps") and not c.get("errors"):
             # `requests` (ab's fixed count) is part of the key since it shapes the ceiling; older
-            # records lack it and stand for every count.
+            # records lack it and stand for every count. The protocol too: h2load's ceiling in h2c
+            # is not wrk's over h1 (records from before the protocol knob are h1's).
             key: tuple[object, ...] = (c.get("connections"), tuple(c.get("loadgen_cpus", ())),
-                                       tuple(c.get("stack_cpus", ())), c.get("requests"))
+                                       tuple(c.get("stack_cpus", ())), c.get("requests"), c.get("protocol", "h1"))
             if service.name == RECORD:  # a shape's own ceiling: its workload's alone (a paced one has none)
                 shape = shape_of(str(c.get("workload")))
                 if shape is None or shape.paced:
@@ -44,8 +46,9 @@ def rechecked(trial: TrialResult, ceilings: dict[tuple[object, ...], float]) -> 
     if trial.load is None:
         return trial.checks
     spec = trial.spec
-    ceiling = ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests),
-                           ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, None)))
+    protocol = protocol_of(spec.protocol).value
+    ceiling = ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests, protocol),
+                           ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, None, protocol)))
     if shape_of(spec.workload) is not None:  # never nginx static's: its own, or none
         ceiling = ceilings.get((spec.workload, spec.connections, spec.loadgen_cpus, spec.stack_cpus))
     now = trial_checks(trial, ceiling)
