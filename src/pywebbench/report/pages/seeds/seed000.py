@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pywebbench.analyze import tau_coverage
 from pywebbench.analyze.agreement import Estimate, Lesson, Verdict, lesson, round_ratios
 from pywebbench.analyze.ranking import Score, compare
 from pywebbench.analyze.paired import launches_of
@@ -151,7 +152,8 @@ def lesson_section(results: Path, *, resamples: int = 2000) -> str:
     tau = "undefined" if found.tau is None else f"{found.tau:+.2f}"
     lines = [
         f"Kendall's tau-b between the two rankings of the seed's {n} stacks by their ratio to "
-        f"`{PAGE.baseline}`: ours **{tau}** {interval}; the seed's own two columns: {seed_tau_text}.",
+        f"`{PAGE.baseline}`: ours **{tau}** {interval}; the seed's own two columns: {seed_tau_text}."
+        + tau_coverage_note(results),
         f"Pairs that swap places: {comparison.swaps} of {n * (n - 1) // 2} (the seed's columns: {seed_swaps}). "
         f"Outside the noise, both rows' 95% intervals separate in both columns: {len(found.clear_flips)}.",
         verdict_sentence(found),
@@ -175,6 +177,37 @@ def lesson_section(results: Path, *, resamples: int = 2000) -> str:
     return "\n\n".join(head + lines)
 
 
+def tau_coverage_note(results: Path) -> str:
+    """What the tau interval's coverage is at this shape (analyze/tau_coverage.py), said beside it:
+    a bootstrap of 3-4 launches falls well short of 95%."""
+    cells = tau_coverage.load(results)
+    if not cells:
+        return ""
+    one = [c for c in cells if c["rounds_per_launch"] == 1 and c["coverage"] is not None]
+    if not one:
+        return ""
+    held = ", ".join(f"{c['coverage']:.0%} at {c['launches']} launches" for c in one)
+    short = all(float(c["coverage"] or 0.0) < 0.93 for c in one)
+    more = [c for c in cells if int(c["rounds_per_launch"] or 1) > 1 and c["coverage"] is not None]
+    rounds = "".join(f"; with {n} rounds a launch, " + ", ".join(
+        f"{c['coverage']:.1%} at {c['launches']}" for c in more if c["rounds_per_launch"] == n)
+        for n in dict.fromkeys(c["rounds_per_launch"] for c in more))
+    return (f" Simulated at this shape (the two columns' rankings as truth, one round a launch as here), that "
+            f"interval holds the true tau {held}" + ("; it is **not a 95% interval**: read it as the run's "
+                                                    "own resampling spread, narrower than the truth's"
+                                                    if short else "") +
+            f"{rounds} (`python -m pywebbench.analyze.tau_coverage`).")
+
+
+def _short_coverage(results: Path) -> str:
+    """The simulated coverage in a few words where the interval falls short of 95%, else empty."""
+    one = [c for c in tau_coverage.load(results) or () if c["rounds_per_launch"] == 1 and c["coverage"] is not None]
+    if not one or any(float(c["coverage"] or 0.0) >= 0.93 for c in one):
+        return ""
+    low, high = min(float(c["coverage"] or 0.0) for c in one), max(float(c["coverage"] or 0.0) for c in one)
+    return f"an interval that holds the truth {low:.0%}-{high:.0%} of the time at this shape, not 95%"
+
+
 def render(results: Path) -> str:
     return PAGE.render(results, lesson_section(results))
 
@@ -191,6 +224,8 @@ def headline(results: Path) -> tuple[str, str, str]:
         interval = (f" ({partial.lesson.tau:+.2f} [{partial.lesson.interval.low:+.2f}, "
                     f"{partial.lesson.interval.high:+.2f}] over the {len(partial.lesson.comparison.stacks)} "
                     "stacks with launches enough)")
+    if interval and (short := _short_coverage(results)):
+        interval += f" ({short})"
     return (quote, f"Kendall's tau {tau}{interval} between Better Async and Better Sync; "
                    f"{len(found.clear_flips)} of {found.comparison.swaps} swaps outside the noise",
             found.verdict.value)
