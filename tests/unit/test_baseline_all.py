@@ -7,7 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from pywebbench.analyze.baseline_all import cell_means, fit, table_intervals_all, two_way, window_array
+from pywebbench.analyze.baseline_all import (
+    cell_means,
+    fit,
+    moderated_spreads,
+    table_intervals_all,
+    two_way,
+    window_array,
+)
 from pywebbench.analyze.baseline_all_coverage import Design, score_both, simulate
 from pywebbench.analyze.coverage import Noise
 from pywebbench.analyze.moderation import moderated_intervals
@@ -108,3 +115,17 @@ def test_simulated_coverage_is_near_nominal_at_a_small_block_design() -> None:
     assert 0.92 <= new.covered / new.intervals <= 0.98
     assert new.median_half_width is not None and paired.median_half_width is not None
     assert new.median_half_width < paired.median_half_width
+
+
+def test_a_noisy_baseline_in_launch_blocks_keeps_its_own_spread_on_its_own_launches() -> None:
+    design = Design("t", 31, 4, 1, 5)
+    logs, _ = simulate(design, Noise(noisy_share=0.0, outlier_rate=0.0, baseline_factor=4.0), 1,
+                       np.random.default_rng(6))
+    table = two_way(cell_means(logs[0]))
+    assert table.own_df[0] > 3 * 6 - 1  # the baseline's own launches: one per block, 24 of them
+    bounds = fit(logs[0])
+    others = moderated_spreads(table.own_var, table.own_df)
+    assert others[2]  # the baseline's spread is its own
+    expected = table.weights @ np.nan_to_num(others[0])
+    assert np.allclose(bounds.se ** 2, expected)
+    assert others[0][0] == pytest.approx(table.own_var[0])

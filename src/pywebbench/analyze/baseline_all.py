@@ -20,7 +20,8 @@ weights the estimate puts on s' cells: the stack's own part, the baseline's and 
 shares of its launch companions. Each tau_s^2 is the stack's residual sum of squares over its
 residual degrees of freedom (the diagonal of I - H over its cells), moderated across the table
 as analyze/moderation.py moderates the paired spreads (Smyth's prior; a spread above the table's
-distribution keeps its own, moderation.spread_outlying), the baseline included among them.
+distribution keeps its own, moderation.spread_outlying), the baseline included among them, its
+own kept from a lower quantile (BASELINE_OUTLYING): its share is in every ratio.
 The degrees of freedom of the sum are Satterthwaite's. Coverage by simulation:
 analyze/baseline_all_coverage.py, docs/method.md.
 
@@ -53,7 +54,7 @@ from pywebbench.plan.interval_rule import OWN_DF, SPREADS_TO_POOL
 _Array = np.ndarray[Any, Any]
 BASELINE_OUTLYING = 0.75
 """The quantile of the table's spread distribution above which the baseline's spread is its own
-(and the table keeps the paired intervals). At the 0.90 that moderation.OUTLYING_BY_DF gives a
+(in a complete design the table then keeps the paired intervals). At the 0.90 that moderation.OUTLYING_BY_DF gives a
 stack on two or three degrees of freedom, a baseline twice as noisy as its table was covered
 92.9% of the time at the default run's shape and 93.5% at seed 003's (complete designs, where
 the baseline's own spread rests on launches - 1 degrees of freedom); at 0.85, 93.5-93.6%; at
@@ -97,25 +98,40 @@ class TwoWay:
 
 
 def two_way(means: _Array) -> TwoWay:
-    """m[s, l] = alpha_s + gamma_l over the present cells, by the pseudo-inverse (the design has
-    one dimension too many; every alpha_s - alpha_0 is estimable where the launches connect)."""
+    """m[s, l] = alpha_s + gamma_l over the present cells by least squares, the first launch's
+    effect fixed at 0 (the design has one dimension too many; every alpha_s - alpha_0 is the same
+    whichever is fixed, where the launches connect through the baseline). Each cell's row of the
+    design holds two ones, so leverages and weights are gathers from (X'X)^-1."""
     stacks, launches = means.shape
     cell_stack, cell_launch = np.nonzero(~np.isnan(means))
     cells = np.arange(cell_stack.size)
     values = means[cell_stack, cell_launch]
+    column = np.where(cell_launch > 0, stacks + cell_launch - 1, -1)  # -1: the fixed launch
     design = np.zeros((cells.size, stacks + launches))
     design[cells, cell_stack] = 1.0
-    design[cells, stacks + cell_launch] = 1.0
-    solve = np.linalg.pinv(design)  # (parameters, cells): the fit is solve @ values
-    theta = solve @ values
+    design[cells, column] = np.where(column >= 0, 1.0, 0.0)
+    design = design[:, : stacks + launches - 1]
+    normal = design.T @ design
+    try:
+        inverse = np.linalg.inv(normal)
+    except np.linalg.LinAlgError:
+        inverse = np.linalg.pinv(normal)
+    theta = inverse @ (design.T @ values)
     residual = values - design @ theta
-    leverage = solve[cell_stack, cells] + solve[stacks + cell_launch, cells]
+    # A cell's coefficient in parameter k is inverse[k, stack] + inverse[k, launch column].
+    def coefficient(rows: _Array) -> _Array:
+        on_launch = np.where(column >= 0, rows[:, np.maximum(column, 0)], 0.0)
+        out: _Array = rows[:, cell_stack] + on_launch
+        return out
+
+    leverage = np.sum(design * coefficient(inverse).T, axis=1)
     member = np.zeros((cells.size, stacks))
     member[cells, cell_stack] = 1.0
     own_df = np.maximum(1.0 - leverage, 0.0) @ member
     with np.errstate(invalid="ignore", divide="ignore"):
         own_var = np.where(own_df > _TINY, residual ** 2 @ member / np.where(own_df > _TINY, own_df, 1.0), np.nan)
-    return TwoWay(centre=theta[1:stacks] - theta[0], weights=(solve[1:stacks] - solve[0]) ** 2 @ member,
+    contrast = coefficient(inverse[1:stacks] - inverse[0])
+    return TwoWay(centre=theta[1:stacks] - theta[0], weights=contrast ** 2 @ member,
                   own_var=own_var, own_df=np.where(own_df > _TINY, own_df, 0.0))
 
 
@@ -125,9 +141,13 @@ def fit(logs: _Array, confidence: float = CONFIDENCE, *, guard: bool = True) -> 
     even a baseline out of line with its table toward it (for showing what the guard costs)."""
     means = cell_means(logs)
     table = two_way(means)
-    variance, df, baseline_own = moderated_spreads(table.own_var, table.own_df)
-    if baseline_own and guard:
-        return paired_bounds(logs, confidence)
+    variance, df, baseline_own = moderated_spreads(table.own_var, table.own_df, guard=guard)
+    if baseline_own:
+        launches = int(np.max(np.sum(~np.isnan(means[1:]), axis=1)))
+        if table.own_df[0] < launches - 1:
+            # Its own spread rests on fewer degrees of freedom than the paired estimator gives
+            # the baseline's share (a complete design): that estimator is the better one.
+            return paired_bounds(logs, confidence)
     parts = table.weights * np.nan_to_num(variance)[None, :]
     se2 = np.sum(parts, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -147,21 +167,23 @@ def paired_bounds(logs: _Array, confidence: float = CONFIDENCE) -> Bounds:
     return bounds
 
 
-def moderated_spreads(own_var: _Array, own_df: _Array) -> tuple[_Array, _Array, bool]:
+def moderated_spreads(own_var: _Array, own_df: _Array, *, guard: bool = True) -> tuple[_Array, _Array, bool]:
     """Each stack's launch-level variance and its degrees of freedom, moderated across the table
     (the baseline, index 0, is one of its stacks); an outlying spread, or a table too small to
     lend, keeps its own. A stack with no residual degrees of freedom takes the table's (or none).
 
     The baseline's share enters every ratio, so a noisier baseline pulled toward the table would
-    under-cover the whole table at once: from BASELINE_OUTLYING up (the third value returned) the
-    table keeps the paired estimator, which holds the baseline's share on its own launches."""
+    under-cover the whole table at once: from BASELINE_OUTLYING up (the third value returned) it
+    keeps its own spread, on its own degrees of freedom (fit: or the paired intervals, where
+    those are fewer than the paired estimator gives it). `guard=False` pulls it regardless."""
     prior_var, prior_df = estimate_priors(np.where(np.isnan(own_var), 0.0, own_var), own_df)
     s0, d0 = float(prior_var), float(prior_df)
     if d0 <= 0:
         return own_var, own_df, False
     own = np.where(own_df > 0, np.nan_to_num(own_var), 0.0)
     outlying = spread_outlying(own, own_df, s0, d0)
-    baseline_own = bool(own_df[0] > 0 and own[0] > s0 * fdtri(max(float(own_df[0]), 1e-3), d0, BASELINE_OUTLYING))
+    baseline_own = guard and bool(own_df[0] > 0 and own[0] > s0 * fdtri(max(float(own_df[0]), 1e-3), d0, BASELINE_OUTLYING))
+    outlying[0] = baseline_own or (guard and bool(outlying[0]))
     pooled = (d0 * s0 + own_df * own) / (d0 + own_df)
     return np.where(outlying, own_var, pooled), np.where(outlying, own_df, d0 + own_df), baseline_own
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD
-from pywebbench.report.pages import coverage, loop_cost, rederived, verdicts
+from pywebbench.report.pages import baseline_all, coverage, loop_cost, rederived, verdicts
 from pywebbench.report.pages.calibration import CalibrationRun, across_runs, load_runs, percent, summary, table
 
 TEN_MINUTES_S = 600.0
@@ -205,7 +205,9 @@ def _coverage(results: Path) -> str:
 
 `python -m pywebbench.analyze.duet_coverage --blocks docs/results/coverage/duet-blocks.json` (in `scripts/coverage`)
 
-{coverage.blocks_section(results)}"""
+{coverage.blocks_section(results)}
+
+{baseline_all.section(results)}"""
 
 
 def render(results: Path) -> str:
