@@ -182,6 +182,10 @@ def test_calibrate_prints_one_json_object_with_the_method_s_figures(tmp_path: Pa
     assert 0 < figures["extra_share"] < 1 and figures["ab_expected_score"] is not None
     # the probe ran in the main phase too (P): B's expected ratio is read in its own rounds
     assert figures["ab_expected_from"] == "same windows" and figures["ab_sized"] is not None
+    # the sizing's expectation as B's CPU ratio, checked against the one B showed in these rounds
+    assert figures["cpu_ab_sized"] is not None and figures["cpu_ab_holds_sized"] is not None
+    sized = load_results(tmp_path).header.options["sized_expected"]
+    assert sized["low"] < sized["center"] < sized["high"] and sized["se_log"] > 0
     assert figures["cpu_source"].startswith("cgroup")
     # B was given work sized from A's own CPU per request, and the kernel saw it spend more
     # B's extra CPU per request as the kernel saw it: present and finite; its size is judged by
