@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pywebbench.errors import UserError
 from pywebbench.plan.declared import reference_table
-from pywebbench.report.pages import (catalog, connections, coverage, default_run, gate_series, host_noise, method,
-                                     rankings, profiles, readme_tuning, real_apps, real_traffic, seeds)
+from pywebbench.report.pages import (catalog, connections, containers, coverage, default_run, gate_series, host_noise,
+                                     method, rankings, profiles, readme_tuning, real_apps, real_traffic, seeds)
 
 PAGES: dict[str, Callable[[Path], str]] = {
     "catalog.md": catalog.render,
@@ -24,6 +24,7 @@ PAGES: dict[str, Callable[[Path], str]] = {
     "real-apps.md": real_apps.render,
     "real-traffic.md": real_traffic.render,
     "connections.md": connections.render,
+    "containers.md": containers.render,
     "seeds.md": seeds.render_index,
     **seeds.PAGES,
 }
