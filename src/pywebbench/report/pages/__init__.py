@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pywebbench.errors import UserError
 from pywebbench.plan.declared import reference_table
+from pywebbench.report.pages import interpreters
 from pywebbench.report.pages import (catalog, connections, containers, coverage, default_run, gate_series, host_noise,
                                      method, rankings, profiles, readme_tuning, real_apps, real_traffic, seeds)
 
@@ -25,6 +26,7 @@ PAGES: dict[str, Callable[[Path], str]] = {
     "real-traffic.md": real_traffic.render,
     "connections.md": connections.render,
     "containers.md": containers.render,
+    "interpreters.md": interpreters.render,
     "seeds.md": seeds.render_index,
     **seeds.PAGES,
 }
