@@ -106,3 +106,14 @@ def test_the_page_shows_the_gotcha_in_sentences_from_the_figures(tmp_path: Path)
     assert "Of 2 stack x quota pairs: 1 equivalent, 1 tuned higher." in text
     assert "At a 0.5-CPU quota the servers were throttled 100 to 500 ms per second of load." in text
     assert "starlette:uvicorn` at a 0.5-CPU quota" not in text  # no gotcha where there was none
+    assert "No server's own count fitted" not in text
+
+
+def test_where_no_server_sized_itself_from_the_host_the_page_says_so(tmp_path: Path) -> None:
+    db = [replace(t, spec=replace(t.spec, workload="db")) for t in _run() if t.spec.stack_id == LOOP.id]
+    write_part(tmp_path / "containers" / "db", db, command=COMMAND)
+    text = render(tmp_path)
+    assert "## db" in text and "## hello" not in text
+    assert "No server's own count fitted the host's CPU count rather than the CPUs it was given" in text
+    assert "Of 1 stack x quota pairs: 1 equivalent." in text
+    assert "In no pair did the server's own count lose req/s to a fixed count" in text

@@ -194,8 +194,8 @@ def _intro() -> str:
         "the other, on a quiet machine. **req/s** is closed loop at the connections stated, the mean of the "
         "launch means with its 95% interval (Student's t over launches); it counts as capacity at "
         f"p99 < {SLO_MS:g} ms only where the p99 column holds it (else it is struck through). **Throttled** is "
-        "the time the kernel held the server at its quota per second of load (and the share of CFS periods "
-        "throttled); **memory** the cgroup's high-water mark over the launch's windows. The verdict is tuned / "
+        "the time the kernel held the server at its quota per second of load, summed over the CPUs it ran on as "
+        "the kernel counts it (so it can pass 1,000 on two CPUs), and the share of CFS periods throttled; **memory** the cgroup's high-water mark over the launch's windows. The verdict is tuned / "
         f"auto with Welch's 95% interval over launch means: equivalent within {EQUIVALENCE:.0%}, tuned or auto "
         "higher when the interval excludes 1, else unresolved. The tuned row is the best of three counts "
         "chosen from the same launches, so its ratio leans a little its way; an `auto higher` or `equivalent` "
@@ -304,6 +304,10 @@ def _sizing_sentences(pairs: Sequence[Pair]) -> list[str]:
             if (why := sized_from_host(s)) is not None:
                 host[pair.auto.label].append(why)
     out = []
+    if chosen and not host:
+        out.append("No server's own count fitted the host's CPU count rather than the CPUs it was given "
+                   "(the sized-from-host rule: the count a server derives from the host's CPUs, 1 x, 2 x or "
+                   "2 x + 1, where the quota's would be smaller).")
     for label, counts in chosen.items():
         said = ("at the one quota measured" if len(quotas[label]) == 1 else
                 f"the same count at all {len(quotas[label])} quotas" if len(counts) == 1 else
