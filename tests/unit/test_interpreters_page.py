@@ -16,6 +16,7 @@ from support.builders import header
 from support.shape_results import LOOP, SYNC, load, window, write_part
 
 FT = "CPython 3.14.7t (/cache/pythons/3.14t/bin/python3.14t)"
+MEINHELD = replace(SYNC, id="flask:meinheld", server="meinheld")
 GTHREAD = replace(SYNC, id="flask:gunicorn-gthread", variant="gthread", worker_class="gthread")
 
 
@@ -63,7 +64,9 @@ def test_hello_ratios_to_3_11_with_intervals_the_gil_and_what_was_left_out(tmp_p
               *cell(LOOP, "3.11", (5000.0, 5050.0, 4950.0)),
               *cell(LOOP, "3.14t", (4000.0, 4040.0, 3960.0), gil="on", interpreter=FT),
               unavailable(SYNC, "pypy3", "gunicorn==27.0.1: needs Python>=3.10, this is 3.9.16"),
-              unavailable(LOOP, "3.13", "uvloop==0.22.1: no build for 3.13")]
+              unavailable(LOOP, "3.13", "uvloop==0.22.1: no build for 3.13"),
+              unavailable(MEINHELD, "3.11", "meinheld: no build for 3.11"),
+              unavailable(MEINHELD, "3.13", "meinheld: no build for 3.13")]
     write_part(tmp_path / "interpreters" / "hello", trials, command="pywebbench run --knob python=3.11,3.13")
     text = interpreters.render(tmp_path)
     assert "| Stack | 3.10" not in text  # only the interpreters the run asked for
@@ -81,6 +84,7 @@ def test_hello_ratios_to_3_11_with_intervals_the_gil_and_what_was_left_out(tmp_p
     assert "| 1.000 [1.000, 1.000] |" in text
     assert "- `flask:gunicorn-sync` on pypy3: gunicorn==27.0.1: needs Python&gt;=3.10, this is 3.9.16" in text
     assert "- `starlette:uvicorn` on 3.13: uvloop==0.22.1: no build for 3.13" in text
+    assert "| `flask:meinheld` | left out | left out | left out |" in text  # a row though nothing ran
     assert "uv's whole message" not in text
     assert "Not measured yet: `scripts/interpreters-page db`." in text
 

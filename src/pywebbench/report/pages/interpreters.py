@@ -152,8 +152,10 @@ def _section(part: Part, found: Measured | None) -> str:
     if part.name == "free-threaded":
         body = free_threaded_table(groups)
     else:
-        asked = tuple(dict.fromkeys(_python(t) for t in found.results.trials))
-        body = ratio_table(groups, asked) + "\n\n" + detail_table(groups)
+        trials = found.results.trials
+        body = (ratio_table(groups, tuple(dict.fromkeys(_python(t) for t in trials)),
+                            tuple(dict.fromkeys(t.spec.label for t in trials)))
+                + "\n\n" + detail_table(groups))
     return f"{head}\n\n{body}\n\n{left_out(found.results.trials)}"
 
 
@@ -212,8 +214,9 @@ def _pythons(groups: Sequence[Group], also: Sequence[str] = ()) -> list[str]:
     return [p for p in INTERPRETERS if p in asked] + [p for p in asked if p not in INTERPRETERS]
 
 
-def ratio_table(groups: Sequence[Group], asked: Sequence[str] = ()) -> str:
-    pythons, labels = _pythons(groups, asked), list(dict.fromkeys(g.label for g in groups))
+def ratio_table(groups: Sequence[Group], asked: Sequence[str] = (), stacks: Sequence[str] = ()) -> str:
+    """A row per stack (those asked for, measured or not), a column per interpreter."""
+    pythons, labels = _pythons(groups, asked), list(dict.fromkeys([*stacks, *(g.label for g in groups)]))
     by = {(g.label, g.python): g for g in groups}
     lines = [f"Req/s on {REFERENCE}, and each other interpreter's ratio to it [95% interval]:", "",
              "| Stack | " + " | ".join(f"{p} req/s" if p == REFERENCE else p for p in pythons) + " |",
