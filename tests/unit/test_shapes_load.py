@@ -18,7 +18,7 @@ from pywebbench.catalog.shapes import idle, sse, ws_echo
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.oha import Oha
 from pywebbench.loadgen.registry import GENERATORS, window_generator
-from pywebbench.loadgen.shapes import Shapes, parse_shapes
+from pywebbench.loadgen.shapes import wait_bound_s, Shapes, parse_shapes
 from pywebbench.loadgen.shaping import shaped
 from pywebbench.loadgen.wrk import Wrk
 from pywebbench.measure.ceiling import CeilingReading
@@ -88,8 +88,11 @@ def test_the_go_driver_s_argv(workload: str, command: str, flags: list[str]) -> 
     request = shaped(replace(BASE, timeout_s=5.0), workload, (7, 8))
     argv = Shapes(binary="/bin/shapes").command(request, Path("/tmp/w.json"))
     assert argv == ["taskset", "--cpu-list", "0", "/bin/shapes", command, "-url", BASE.url, "-connections", "10000",
-                    "-duration", "2000ms", "-timeout", "5000ms", "-out", "/tmp/w.json", "-pids", "7,8", *flags]
+                    "-duration", "2000ms", "-timeout", "5000ms", "-dialers", "256", "-out", "/tmp/w.json",
+                    "-pids", "7,8", *flags]
     assert "-pids" not in Shapes(binary="/bin/shapes").command(shaped(BASE, workload), Path("w.json"))
+    # 40 batches of 256, each up to a connect and an answer's 5 s, before the 2 s window
+    assert wait_bound_s(request) == 40 * 10 + 2 + 20 + 60
 
 
 def test_the_go_driver_s_result_reads_back_with_its_connections_and_memory() -> None:

@@ -13,6 +13,7 @@ and for idle the server's memory before and once its idle connections were open.
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import subprocess
@@ -30,6 +31,9 @@ from pywebbench.stage.tools import locate
 WEBSOCKET_LIBRARY = "github.com/gorilla/websocket v1.5.3"
 """The WebSocket client and echo server of the Go command (stage/reference/go/go.mod pins it)."""
 MS_PER_S = 1000.0
+DIALERS = 256
+"""Connections the driver opens at once (its -dialers): enough to open 10,000 in seconds, few
+enough that a server's accept backlog (2,048 for most here) is not flooded."""
 
 
 def shapes_binary() -> Path | None:
@@ -72,7 +76,7 @@ class Shapes:
             raise LoadGenError("the shapes driver sends the connection shapes only (idle, sse, ws-echo)")
         argv = [*taskset_prefix(request.cpus), self.binary(), drive.command, "-url", request.url,
                 "-connections", str(request.connections), "-duration", _ms(request.duration_s),
-                "-timeout", _ms(request.timeout_s), "-out", str(out)]
+                "-timeout", _ms(request.timeout_s), "-dialers", str(DIALERS), "-out", str(out)]
         if request.server_pids:
             argv += ["-pids", ",".join(map(str, request.server_pids))]
         return [*argv, *(word for flag in drive.flags for word in flag)]
@@ -86,13 +90,21 @@ class Shapes:
         proc = ManagedProcess(argv, env=env, log_dir=work_dir, name=f"{request.label}.shapes")
         with proc:
             try:
-                # opening the connections comes before the window: up to a timeout per batch of them
-                code = proc.wait(timeout=request.duration_s + 4 * request.timeout_s + 60)
+                code = proc.wait(timeout=wait_bound_s(request))
             except subprocess.TimeoutExpired as exc:
                 raise LoadGenError("the shapes driver did not finish in time") from exc
         if code != 0 or not out.exists():
             raise LoadGenError(f"shapes {describe_exit(code)}: {proc.stderr_tail(5)}".rstrip(": "))
         return parse_shapes(json.loads(out.read_text()), tuple(argv))
+
+
+def wait_bound_s(request: LoadRequest) -> float:
+    """How long the driver may take before it is given up: opening the connections comes before
+    the window, DIALERS at a time, each batch up to a connect and an answer's timeout when the
+    server stops accepting (Granian's backpressure left 10,000 connections 85 s short of the old
+    bound, a fixed four timeouts); then the window, and the driver's own margin."""
+    batches = math.ceil(request.connections / DIALERS)
+    return batches * 2 * request.timeout_s + request.duration_s + 4 * request.timeout_s + 60
 
 
 def parse_shapes(data: dict[str, Any], command: tuple[str, ...] = ()) -> LoadResult:
