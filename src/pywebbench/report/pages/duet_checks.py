@@ -75,7 +75,8 @@ def section(results: Path) -> str:
         return "No committed duet ranking run to check (docs/results/rankings/)."
     failing = [row for row in transitive if "do not compose" in row]
     both_duet = next((found for row, found in across if "both duet" in row), None)
-    run_line = (f"Between the two duet runs the baseline moved {both_duet.shift:+.1%}, a run term of about "
+    run_line = (f"Between the two duet runs every ratio moved {both_duet.shift:+.1%} together (the baseline's "
+                f"offset), a run term of about "
                 f"{both_duet.run_sd:.1%} per run from dissimilar stacks (on one degree of freedom) against the "
                 f"{DUET_RUN_SD:.2%} fitted from pairs of a stack with itself: a duet's ratio to a baseline unlike "
                 "its stack carries the baseline's own run offset, which its interval does not. Positions "

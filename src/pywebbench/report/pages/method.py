@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from pywebbench.analyze.duet import DUET_RUN_DF, DUET_RUN_SD
-from pywebbench.report.pages import baseline_all, coverage, loop_cost, rederived, verdicts
+from pywebbench.report.pages import baseline_all, coverage, duet_checks, loop_cost, rederived, verdicts
 from pywebbench.report.pages.calibration import CalibrationRun, across_runs, load_runs, percent, summary, table
 
 TEN_MINUTES_S = 600.0
@@ -206,6 +206,12 @@ def _coverage(results: Path) -> str:
 `python -m pywebbench.analyze.duet_coverage --blocks docs/results/coverage/duet-blocks.json` (in `scripts/coverage`)
 
 {coverage.blocks_section(results)}
+
+### The duet against what it did not fit
+
+`analyze/duet_checks.py`, on the committed ranking runs that measured by duet
+
+{duet_checks.section(results)}
 
 {baseline_all.section(results)}"""
 

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pywebbench.analyze.verdict_family import rule as verdict_rule
-from pywebbench.analyze.rows import Row, Summary, ranked_rows, run_baseline, run_equivalence, summarize
+from pywebbench.analyze.rows import Row, Summary, ranked_rows, run_baseline, run_equivalence
 from pywebbench.analyze.shards import chain
 from pywebbench.analyze.stats import half_width
 from pywebbench.report.markdown import code, escape
 from pywebbench.report.pages.seeds.common import run_line
 from pywebbench.report.shards import render_sharded
+from pywebbench.report.pages.summaries import summary_of
 from pywebbench.results.store import load_results, results_path
 
 
@@ -158,7 +159,7 @@ def _section(results: Path, ranked: Ranked) -> str:
     if not results_path(folder).exists():
         return head + "\n\nNot measured yet."
     run = load_results(folder)
-    summary = summarize(run)
+    summary = summary_of(folder)  # memoised: the method page's duet checks read these runs too
     rated = ranked_rows(summary.rows)
     cells = list(dict.fromkeys(r.spec.cell for r in rated))
     parts = [head, run_line(run, summary, ties=False)]
