@@ -51,6 +51,17 @@ def with_environments(folder: Path, trials: list[TrialResult], pins: dict[str, s
     writer.close()
 
 
+def test_a_failed_import_says_the_exception_it_ended_with_and_paths_are_short() -> None:
+    error = ("does not import: ImportError: /root/.cache/pywebbench/envs/29/lib/python3.13/site-packages/meinheld/serv\n"
+             "server exited before it was ready\n  File \"x.py\", line 1, in <module>\n"
+             "ImportError: /root/.cache/pywebbench/envs/29/lib/python3.13/site-packages/meinheld/server.so: "
+             "undefined symbol: Py_TRASHCAN_SAFE_BEGIN\n]")
+    assert interpreters.reason(error) == ("does not import: ImportError: site-packages/meinheld/server.so: "
+                                          "undefined symbol: Py_TRASHCAN_SAFE_BEGIN")
+    assert interpreters.reason("gevent==26.9.0: needs Python>=3.10\nuv's whole message") == \
+        "gevent==26.9.0: needs Python>=3.10"
+
+
 def test_absent_results_say_not_measured_yet_with_the_command(tmp_path: Path) -> None:
     text = interpreters.render(tmp_path)
     assert "## Not measured yet" in text

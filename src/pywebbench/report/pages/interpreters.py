@@ -12,6 +12,7 @@ intervals (analyze/gate.py)."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -22,6 +23,7 @@ from typing import Any
 from pywebbench.analyze.gate import BASE, HEAD, GateFigure, head_over_base
 from pywebbench.analyze.shape_figures import Figure, figure
 from pywebbench.analyze.stats import Aggregation, ratio_centre, ratio_ci
+from pywebbench.plan.options import DEFAULT_SUITE
 from pywebbench.report.markdown import escape
 from pywebbench.results.model import EnvironmentRecord, ResultSet, TrialResult, TrialStatus
 from pywebbench.results.store import load_results, results_path
@@ -214,9 +216,15 @@ def _pythons(groups: Sequence[Group], also: Sequence[str] = ()) -> list[str]:
     return [p for p in INTERPRETERS if p in asked] + [p for p in asked if p not in INTERPRETERS]
 
 
+def _stack_order(label: str) -> tuple[int, str]:
+    """The default suite's order (`pywebbench run`'s), then any other stack by name."""
+    return (DEFAULT_SUITE.index(label) if label in DEFAULT_SUITE else len(DEFAULT_SUITE), label)
+
+
 def ratio_table(groups: Sequence[Group], asked: Sequence[str] = (), stacks: Sequence[str] = ()) -> str:
     """A row per stack (those asked for, measured or not), a column per interpreter."""
-    pythons, labels = _pythons(groups, asked), list(dict.fromkeys([*stacks, *(g.label for g in groups)]))
+    pythons = _pythons(groups, asked)
+    labels = sorted(dict.fromkeys([*stacks, *(g.label for g in groups)]), key=_stack_order)
     by = {(g.label, g.python): g for g in groups}
     lines = [f"Req/s on {REFERENCE}, and each other interpreter's ratio to it [95% interval]:", "",
              "| Stack | " + " | ".join(f"{p} req/s" if p == REFERENCE else p for p in pythons) + " |",
@@ -262,7 +270,7 @@ def detail_table(groups: Sequence[Group]) -> str:
              "| Stack | Python | Ran on | GIL | Req/s | CPU ms/req | RSS MB | Launches | Valid |",
              "|---|---|---|---|---:|---:|---:|---:|---|"]
     order = _pythons(groups)
-    for g in sorted(groups, key=lambda g: (g.label, order.index(g.python))):
+    for g in sorted(groups, key=lambda g: (_stack_order(g.label), order.index(g.python))):
         lines.append(f"| `{g.label}` | {escape(g.python)} | {_interpreter(g)} | {gil_of(g)} | "
                      f"{fmt(figure(g.windows, _rps), ',.0f')} | {fmt(figure(g.windows, _cpu_ms), '.3f')} | "
                      f"{fmt(figure(g.windows, _rss), ',.1f')} | {_launches(g)} | "
@@ -298,11 +306,24 @@ def left_out(trials: Sequence[TrialResult]) -> str:
     for t in trials:
         key = (t.spec.label, _python(t))
         if t.status is not TrialStatus.OK and key not in measured and key not in reasons:
-            reasons[key] = (t.error or t.status.value).splitlines()[0] if (t.error or t.status.value) else "?"
+            reasons[key] = reason(t.error or t.status.value)
     if not reasons:
         return "Nothing was left out."
     return "Left out, with the run's own reason:\n\n" + "\n".join(
         f"- `{label}` on {escape(python)}: {escape(why)}" for (label, python), why in sorted(reasons.items()))
+
+
+def reason(error: str) -> str:
+    """An error's one line: its first, or for an import that failed the exception the traceback ends
+    with (the first line cuts the path before the cause), environments' paths shortened."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()] or ["?"]
+    raised = next((line for line in reversed(lines) if _RAISED.match(line)), None)
+    why = f"does not import: {raised}" if lines[0].startswith("does not import") and raised else lines[0]
+    return _SITE_PACKAGES.sub("site-packages/", why)
+
+
+_RAISED = re.compile(r"^\w+(Error|Exception): ")
+_SITE_PACKAGES = re.compile(r"/\S*/site-packages/")
 
 
 def pin_table(trials: Sequence[TrialResult], environments: Mapping[str, EnvironmentRecord]) -> str:
