@@ -41,6 +41,7 @@ def _run() -> list[TrialResult]:
             _window(SYNC.id, 2, launch, 900.0 + wobble, 120.0, throttled_s=0.6, peak_mb=60.0),
             _window(LOOP.id, AUTO_WORKERS, launch, 2000.0 + wobble, 30.0, throttled_s=0.2, peak_mb=35.0, sizing=one),
             _window(LOOP.id, 1, launch, 2001.0 + wobble, 30.0, throttled_s=0.2, peak_mb=35.0),
+            _window(LOOP.id, 2, launch, 1500.0 + wobble, 30.0, throttled_s=0.2, peak_mb=60.0),
         ]
     return trials
 
@@ -117,3 +118,20 @@ def test_where_no_server_sized_itself_from_the_host_the_page_says_so(tmp_path: P
     assert "No server's own count fitted the host's CPU count rather than the CPUs it was given" in text
     assert "Of 1 stack x quota pairs: 1 equivalent." in text
     assert "In no pair did the server's own count lose req/s to a fixed count" in text
+
+
+def test_the_page_says_where_no_count_held_the_slo_and_where_the_best_was_the_largest_tried(tmp_path: Path) -> None:
+    slow = [_window(SYNC.id, workers, launch, 30.0 * (workers or 1) + launch, 400.0 / (workers or 1), throttled_s=0.0, peak_mb=40.0,
+                    sizing=WorkerSizing(1, 2, 2, 0.5) if workers == AUTO_WORKERS else None)
+            for workers in (AUTO_WORKERS, 1, 2) for launch in (1, 2, 3)]
+    edge = [_window(LOOP.id, workers, launch, 1000.0 * (workers or 1) + launch, 20.0, throttled_s=0.0, peak_mb=30.0,
+                    sizing=WorkerSizing(1, 2, 2, 0.5) if workers == AUTO_WORKERS else None)
+            for workers in (AUTO_WORKERS, 1, 2) for launch in (1, 2, 3)]
+    write_part(tmp_path / "containers" / "hello", [*slow, *edge], command=COMMAND)
+    text = render(tmp_path)
+    assert "fixed counts tried: 1, 2 (the tuned row is the best of them in each pair)" in text
+    assert ("`flask:gunicorn-sync` at a 0.5-CPU quota: no count tried held p99 < 100 ms (the most req/s, 62, at 2 "
+            "with a p99 of 200.0 ms), so none of them has a capacity at this SLO.") in text
+    assert ("`starlette:uvicorn` at a 0.5-CPU quota: the tuned count is the largest tried (2), so a larger one may "
+            "serve more.") in text
+    assert "At a 0.5-CPU quota no server was throttled." in text

@@ -86,6 +86,12 @@ class Pair:
     """tuned / auto req/s (geometric means of the launch means)."""
     ratio_ci: tuple[float, float] | None
     verdict: str
+    tried: tuple[int, ...] = ()
+    """The fixed counts measured: a tuned count equal to the largest may not be the best."""
+
+    @property
+    def largest(self) -> int | None:
+        return max(self.tried, default=None)
 
 
 def render(results: Path) -> str:
@@ -174,10 +180,12 @@ def pairs_of(found: Sequence[Config]) -> list[Pair]:
         auto = next((c for c in group if c.workers == AUTO_WORKERS), None)
         if auto is None:
             continue
-        tuned = tuned_of([c for c in group if c.workers != AUTO_WORKERS])
+        fixed = [c for c in group if c.workers != AUTO_WORKERS]
+        tuned = tuned_of(fixed)
         ci = ratio_ci(tuned.launch_rps, auto.launch_rps) if tuned else None
         ratio = ratio_centre(tuned.launch_rps, auto.launch_rps) if tuned and auto.launch_rps else None
-        pairs.append(Pair(auto, tuned, ratio, ci, verdict(ci) if tuned else "no fixed count measured"))
+        pairs.append(Pair(auto, tuned, ratio, ci, verdict(ci) if tuned else "no fixed count measured",
+                          tuple(sorted(c.workers for c in fixed))))
     return pairs
 
 
@@ -189,7 +197,7 @@ def _intro() -> str:
         "Five stacks run as a container runs them (issue 48): the app server in its own cgroup under a CFS "
         "quota of 0.5, 1 and 1.5 CPUs ([run.md](reference/run.md#the-app-server-as-it-will-be-deployed-a-cpu-quota-a-memory-limit-its-own-worker-count)), "
         "started once with no worker flag (`workers=auto`: the count the server picks for itself, as it would "
-        "deployed) and once at each of 1, 2 and 4 workers; the **tuned** row is the fixed count with the most "
+        "deployed) and once at each of three fixed counts (each section names them); the **tuned** row is the fixed count with the most "
         f"req/s among those whose p99 stayed under {SLO_MS:g} ms. `{SCRIPT}` makes every run below, one after "
         "the other, on a quiet machine. **req/s** is closed loop at the connections stated, the mean of the "
         "launch means with its 95% interval (Student's t over launches); it counts as capacity at "
@@ -225,7 +233,9 @@ def _section(workload: str, pairs: Sequence[Pair]) -> str:
     if not pairs:
         return f"## {workload}\n\nNo window of `{workload}` was measured."
     connections = pairs[0].auto.connections
-    head = (f"## {workload}\n\nClosed loop at {connections} connections. `CPUs seen` is the host's CPU count "
+    counts = sorted({n for p in pairs for n in p.tried})
+    head = (f"## {workload}\n\nClosed loop at {connections} connections; fixed counts tried: "
+            f"{', '.join(map(str, counts))} (the tuned row is the best of them in each pair). `CPUs seen` is the host's CPU count "
             "(what `os.cpu_count()` returns inside a container) / the CPUs the stack was pinned to; "
             "`from host` marks a count that fits the host's CPUs and not the quota.\n\n"
             "| stack | quota | row | workers | CPUs seen | req/s (95% CI) | p99 ms | throttled ms/s (periods) "
@@ -281,6 +291,7 @@ def _findings(workload: str, pairs: Sequence[Pair]) -> list[str]:
     lines += [f"- {s}" for s in _sizing_sentences(pairs)]
     gotchas = [s for pair in pairs if (s := _gotcha(pair)) is not None]
     lines += [f"- {s}" for s in gotchas]
+    lines += [f"- {s}" for pair in pairs if (s := _limits(pair)) is not None]
     tally: dict[str, int] = defaultdict(int)
     for pair in pairs:
         tally[pair.verdict] += 1
@@ -332,11 +343,26 @@ def _gotcha(pair: Pair) -> str | None:
     if missed:
         said.append(f"its p99 was {_num(auto.p99_ms, 1)} ms, over {SLO_MS:g} ms, where {tuned.count} held "
                     f"{_num(tuned.p99_ms, 1)} ms")
-    if auto.throttled_ms_per_s is not None and tuned.throttled_ms_per_s is not None:
+    if auto.throttled_ms_per_s is not None and tuned.throttled_ms_per_s is not None and \
+            auto.throttled_ms_per_s + tuned.throttled_ms_per_s > 0:
         said.append(f"throttled {auto.throttled_ms_per_s:.0f} ms per second against {tuned.throttled_ms_per_s:.0f}")
     if auto.peak_mb is not None and tuned.peak_mb is not None:
         said.append(f"memory {auto.peak_mb:.0f} MiB against {tuned.peak_mb:.0f}")
     return "; ".join(said) + "."
+
+
+def _limits(pair: Pair) -> str | None:
+    """What the sweep could not say of a pair: no count held the SLO, or the best was the largest tried."""
+    tuned = pair.tuned
+    if tuned is None or tuned.rps is None:
+        return None
+    where = f"`{tuned.label}` at a {_quota(tuned.quota)}-CPU quota"
+    if not tuned.meets_slo:
+        return (f"{where}: no count tried held p99 < {SLO_MS:g} ms (the most req/s, {tuned.rps:,.0f}, at "
+                f"{tuned.count} with a p99 of {_num(tuned.p99_ms, 1)} ms), so none of them has a capacity at this SLO.")
+    if pair.largest is not None and tuned.workers == pair.largest:
+        return (f"{where}: the tuned count is the largest tried ({tuned.count}), so a larger one may serve more.")
+    return None
 
 
 def _throttle_sentences(pairs: Sequence[Pair]) -> list[str]:
@@ -349,6 +375,7 @@ def _throttle_sentences(pairs: Sequence[Pair]) -> list[str]:
     for quota, values in sorted(by_quota.items(), key=lambda kv: kv[0] or 0.0):
         if quota is None:
             continue
-        out.append(f"At a {quota:g}-CPU quota the servers were throttled {min(values):.0f} to {max(values):.0f} ms "
+        out.append(f"At a {quota:g}-CPU quota no server was throttled." if max(values) == 0 else
+                   f"At a {quota:g}-CPU quota the servers were throttled {min(values):.0f} to {max(values):.0f} ms "
                    "per second of load.")
     return out
