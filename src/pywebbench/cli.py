@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import sys
 
-from pywebbench.arguments import build_parser
+from pywebbench.commands.arguments import build_parser
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.commands.calibrate import cmd_calibrate
 from pywebbench.commands.python import cmd_python
 from pywebbench.commands.results import cmd_compare, cmd_history, cmd_report
 from pywebbench.commands.run import cmd_run, cmd_sweep
 from pywebbench.commands.setup import cmd_doctor, cmd_list, cmd_list_presets
-from pywebbench.console import err, exit_code, run_in_terminal
-from pywebbench.errors import UserError
-from pywebbench.ownapp import run_app
+from pywebbench.jobs.console import err, exit_code, run_in_terminal
+from pywebbench.core.errors import UserError
+from pywebbench.commands.app import run_app
 from pywebbench.plan.declared import take_refused
 from pywebbench.results.store import ResultsWriteError
 
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_sweep(args, catalog)
         if args.command == "calibrate":
             return cmd_calibrate(args, catalog)
-        if args.command == "app":  # your own app: ownapp.py, run as `run` runs
+        if args.command == "app":  # your own app: commands/app.py, run as `run` runs
             return run_app(args, catalog, lambda j, c, b, d: run_in_terminal(j, c, None, baseline=b, drive=d,
                                                                              wide=bool(args.wide)),
                            exit_code, err.out)

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.core.procs import ManagedProcess, free_port
 from pywebbench.stage.reference.gobuild import (
     SOURCE_DIR,
     GoBinaries,

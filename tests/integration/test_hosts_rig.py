@@ -184,7 +184,7 @@ def _wait_http(conn: SshConnection, url: str) -> None:
 
 CTRL_C_SCRIPT = """
 import signal, sys, time
-# As the harness does (execute.py): Ctrl-C is a KeyboardInterrupt even when this was started
+# As the harness does (jobs/execute.py): Ctrl-C is a KeyboardInterrupt even when this was started
 # with SIGINT ignored, as every background job of a shell without job control is.
 signal.signal(signal.SIGINT, signal.default_int_handler)
 from pathlib import Path

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.results.model import TrialStatus
 from pywebbench.results.store import load_results
 from pywebbench.stage.envs import EnvironmentBuilder, EnvSpec

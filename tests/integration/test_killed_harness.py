@@ -96,7 +96,7 @@ def _describe(procs: list[psutil.Process]) -> list[str]:
 
 
 def _guard(procs: list[psutil.Process]) -> psutil.Process:
-    return next(p for p in procs if "pywebbench.orphans" in " ".join(_cmdline(p)))
+    return next(p for p in procs if "pywebbench.core.orphans" in " ".join(_cmdline(p)))
 
 
 def test_kill_9_mid_window_leaves_no_process_of_the_run(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.oha import Oha
-from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.core.procs import ManagedProcess, free_port
 from pywebbench.measure.verify import wait_ready
 
 

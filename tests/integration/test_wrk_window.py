@@ -13,7 +13,7 @@ import pytest
 
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.registry import make_generator
-from pywebbench.procs import free_port
+from pywebbench.core.procs import free_port
 
 
 @pytest.fixture()

@@ -11,7 +11,7 @@ import pytest
 from pywebbench.analyze.allocation import placed, retire, settled, simulate_retiring
 from pywebbench.analyze.coverage import Shape
 from pywebbench.analyze.stats import half_width
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions
 
 

@@ -14,7 +14,7 @@ from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import ConcurrencyType, Interface, Stack
 from pywebbench.catalog.servers import SERVERS
 from pywebbench.catalog.workloads import Expected, HttpRequest
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.wrk import lua_string, mix_lua
 from pywebbench.measure.verify import check_answer, Answer
 from pywebbench.plan.app import (
@@ -303,8 +303,9 @@ def test_tune_flags_are_refused_in_one_line_before_any_environment_is_built(
                                  [f"--request={r}" for r in ("GET /a", "POST /b")],
                                  [f"--request={r}" for r in ("GET /a", "GET /b x-k:1")], ["--requests-file", "FILE"]])
 def test_every_mix_under_an_slo_is_probed_by_oha(mix: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pywebbench import ownapp, tune
-    from pywebbench.arguments import build_parser
+    from pywebbench.commands import app as ownapp
+    from pywebbench.jobs import tune
+    from pywebbench.commands.arguments import build_parser
     requests = tmp_path / "requests.txt"
     requests.write_text("GET /a weight=3\nPOST /b\n")
     monkeypatch.setattr(tune, "locate", lambda name: f"/bin/{name}")
@@ -316,6 +317,6 @@ def test_every_mix_under_an_slo_is_probed_by_oha(mix: list[str], tmp_path: Path,
 
 
 def test_env_values_are_hidden_in_the_recorded_command() -> None:
-    from pywebbench.ownapp import redact_env_values
+    from pywebbench.commands.app import redact_env_values
     argv = ("pywebbench", "app", "--env", "SECRET=x=y", "--env=TOKEN=abc", "--app", "a:b")
     assert redact_env_values(argv) == ("pywebbench", "app", "--env", "SECRET=***", "--env=TOKEN=***", "--app", "a:b")

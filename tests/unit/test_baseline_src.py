@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.stage.baseline_src import baseline_source
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.budgeting import (
     affordable,
     budget_for,

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from pywebbench.arguments import build_parser
+from pywebbench.commands.arguments import build_parser
 from pywebbench.commands.common import options_and_knobs
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.registry import window_generator
 from pywebbench.catalog.workloads import HttpRequest

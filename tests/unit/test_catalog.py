@@ -4,7 +4,7 @@ import pytest
 from pywebbench.catalog.model import ConcurrencyType, Interface
 from pywebbench.catalog.registry import BASELINE_STACK, build_catalog
 from pywebbench.catalog.servers import APPS_DIR
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 CATALOG = build_catalog()
 

@@ -10,9 +10,9 @@ import pytest
 
 from pywebbench.analyze.calibrate import calibration_variants
 from pywebbench.catalog.registry import BASELINE_STACK, build_catalog
-from pywebbench.console import _print_plan, exit_code, refuse_if_wrong_everywhere
-from pywebbench.errors import UserError
-from pywebbench.execute import Outcome
+from pywebbench.jobs.console import _print_plan, exit_code, refuse_if_wrong_everywhere
+from pywebbench.core.errors import UserError
+from pywebbench.jobs.execute import Outcome
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import make_plan
 from pywebbench.results.model import TrialStatus

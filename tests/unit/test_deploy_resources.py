@@ -13,10 +13,10 @@ from pywebbench.analyze.ratesearch import Capacity
 from pywebbench.analyze.tuning import Tuning, decide_capacity, deployment_sizing, rank, tuning_of
 from pywebbench.analyze.tuning_search import ClassSpace, Stage
 from pywebbench.catalog.deploy import kubernetes_resources, pods_needed
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.report.tuning import render_tuning, render_tuning_markdown
 from pywebbench.results.store import ResultsWriter, load_results, results_path
-from pywebbench.tune import check_slo_flag
+from pywebbench.jobs.tune import check_slo_flag
 from support.builders import header
 
 SYNC = ClassSpace("flask:gunicorn-sync", "Gunicorn", "sync", threaded=False, single_process=False)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.report.pages import PAGES, REGIONS, build, default_run, stale
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pywebbench.catalog.registry import Catalog, build_catalog
-from pywebbench.arguments import build_parser
+from pywebbench.commands.arguments import build_parser
 from pywebbench.plan.declared import rates, take_refused
 from pywebbench.commands.common import command_options as _options, stack_glob as _glob
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions, parse_cpu_list, parse_duration
 from pywebbench.plan.sources import from_sources
 from pywebbench.plan.sweep import parse_knobs

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.report.formats import FORMATS
 from pywebbench.results.model import SCHEMA_VERSION
 from pywebbench.results.store import ResultsWriter, load_results, results_path

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.results.history import (
     HISTORY_SCHEMA_VERSION,
     HistoryEntry,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.hosts import Role, load_inventory, parse_inventory
 
 

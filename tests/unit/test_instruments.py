@@ -14,7 +14,7 @@ import pytest
 from pywebbench.measure.ceiling import NO_CEILING, GeneratorCeiling
 from pywebbench.measure.checks import Check, instrument_check
 from support.fake_loadgen import FakeLoadGenerator
-from pywebbench.procs import free_port
+from pywebbench.core.procs import free_port
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.backing import PeakSampler
 from pywebbench.measure.verify import keeps_alive

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.interpreter_names import CPYTHON, PYPY, PythonWant, parse_python
 from pywebbench.stage import interpreters
 from pywebbench.stage.interpreters import Interpreter, choose, discover, resolve

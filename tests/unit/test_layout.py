@@ -3,7 +3,7 @@
 Layers, lowest first; a module may import from its own layer or a lower one. Modules stay under
 MAX_MODULE_LINES and functions under MAX_FUNCTION_LINES, bar the short allow-lists below. The results
 model is the vocabulary every stage speaks (a plan is made of TrialSpecs), so it sits at the
-bottom with the process and error helpers; `cli` and `execute` sit on top and drive the rest.
+bottom with the process and error helpers (core/); `jobs` and `commands` sit on top and drive the rest.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "pywebbench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "procs", "orphans", "results"),
+    ("core", "results"),
     ("catalog",),
     ("plan",),
     ("stage",),
@@ -24,8 +24,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("measure",),
     ("analyze",),
     ("report",),
-    ("preflight",),
-    ("execute", "tune", "ownapp", "sharded", "arguments", "console", "commands", "cli", "__main__", "__init__"),
+    ("jobs",),
+    ("commands", "cli", "__main__", "__init__"),
 )
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60

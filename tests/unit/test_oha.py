@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen import oha as oha_module
 from pywebbench.stage import tools
 from pywebbench.loadgen.base import LoadGenError, LoadRequest

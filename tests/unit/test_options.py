@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import CpuSplit, RunOptions, default_split, parse_cpu_list
 from pywebbench.plan.sources import from_sources
 

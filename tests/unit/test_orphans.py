@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pywebbench.orphans import GroupRecord, Harness, Registry, read_records, sweep
+from pywebbench.core.orphans import GroupRecord, Harness, Registry, read_records, sweep
 
 DEAD_HARNESS = Harness(os.getpid(), psutil.Process().create_time() - 1000.0)
 """This test's own pid with another create time: a harness whose pid was since recycled, so dead."""
@@ -98,8 +98,8 @@ def test_a_record_unreadable_or_of_a_group_already_gone_is_dropped_silently(tmp_
 HARNESS = textwrap.dedent('''
     import sys, time
     from pathlib import Path
-    from pywebbench import procs
-    from pywebbench.orphans import guarded_run
+    from pywebbench.core import procs
+    from pywebbench.core.orphans import guarded_run
     if sys.argv[2] == "python":
         procs._setpriv = lambda: None  # the fallback wrapper: prctl through ctypes, then exec
     with guarded_run(Path(sys.argv[1]), print):
@@ -118,7 +118,7 @@ def test_a_sigkilled_harness_leaves_no_process(tmp_path: Path, wrapper: str) -> 
                                text=True)
     assert harness.stdout is not None
     master, worker = map(int, harness.stdout.readline().split())
-    guard = next(p for p in psutil.Process(harness.pid).children() if "pywebbench.orphans" in " ".join(p.cmdline()))
+    guard = next(p for p in psutil.Process(harness.pid).children() if "pywebbench.core.orphans" in " ".join(p.cmdline()))
     argv = " ".join(psutil.Process(master).cmdline())
     assert argv == "sh -c sleep 60 & echo $!; exec sleep 60" or argv == "sleep 60"  # the wrapper exec'd it
     harness.kill()
@@ -134,7 +134,7 @@ def test_pdeathsig_alone_stops_the_direct_child_and_the_next_sweep_its_workers(t
                                text=True)
     assert harness.stdout is not None
     master, worker = map(int, harness.stdout.readline().split())
-    guard = next(p for p in psutil.Process(harness.pid).children() if "pywebbench.orphans" in " ".join(p.cmdline()))
+    guard = next(p for p in psutil.Process(harness.pid).children() if "pywebbench.core.orphans" in " ".join(p.cmdline()))
     guard.kill()
     assert _gone_within([guard.pid], 2.0) == []
     harness.kill()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.pins import normalise, parse_pin, project_name, split_values
 from pywebbench.plan.sweep import Knob, parse_knob
 from pywebbench.stage.pinning import exact, split_git_url, tree_fingerprint

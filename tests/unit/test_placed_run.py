@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.knobs import knob_labels
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sweep import Knob, grid, parse_knobs, parse_values

@@ -3,7 +3,7 @@ from dataclasses import replace
 import pytest
 
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import make_plan, select_stacks
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import make_plan
-from pywebbench.preflight import preflight
+from pywebbench.jobs.preflight import preflight
 
 
 def _check(tmp_path: Path, *stacks: str) -> None:

@@ -7,7 +7,7 @@ from types import MappingProxyType
 import pytest
 
 from pywebbench.catalog.registry import Catalog, build_catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.sources import from_sources
 from pywebbench.plan.presets import (
     METRICS,
@@ -20,7 +20,7 @@ from pywebbench.plan.presets import (
     preset_axes,
     preset_options,
 )
-from pywebbench.execute import points_of, preset_variants
+from pywebbench.jobs.execute import points_of, preset_variants
 from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.sessions import make_plan
 from pywebbench.plan.sweep import Knob

@@ -6,7 +6,7 @@ import signal
 import time
 from pathlib import Path
 
-from pywebbench.procs import ManagedProcess
+from pywebbench.core.procs import ManagedProcess
 
 
 def test_terminate_asks_every_child_at_once_and_stop_then_only_reaps(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pywebbench.analyze.rows import summarize
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.measure.profiled import describe
 from pywebbench.profile.stacks import expand
 from pywebbench.results.model import ProfileRecord

@@ -12,7 +12,7 @@ import pytest
 from pywebbench.catalog.model import LaunchSpec
 from pywebbench.catalog.protocols import Protocol, TlsFiles
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadRequest
 from pywebbench.loadgen.h2load import H2load, parse_h2load
 from pywebbench.loadgen.registry import window_generator

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pywebbench.cli import main
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from support.fake_loadgen import synthetic_result
 from pywebbench.plan.presets import get_preset
 from pywebbench.report.formats import renderer

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.stage import pybuild, pysource
 from pywebbench.stage.pybuild import install, installed, parse_name
 from pywebbench.stage.pysource import debian_mirror, fetch_tarball, index_entries

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.arguments import build_parser
+from pywebbench.commands.arguments import build_parser
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.measure.env_preflight import environment_problems
 from pywebbench.plan.declared import Command, flags_of, take_refused
 from pywebbench.plan.knobs import knob_labels

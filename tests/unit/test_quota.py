@@ -15,7 +15,7 @@ import pytest
 
 from pywebbench.catalog.model import LaunchSpec
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.measure.accounting import CgroupAccountant, ProcAccountant
 from pywebbench.measure.cgroup_layout import CgroupLayout, CgroupVersion, detect
 from pywebbench.measure.cgroup_limits import (

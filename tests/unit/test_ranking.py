@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.analyze.ranking import Score, compare, flip_report, rank
 from pywebbench.plan.sweep import grid, parse_knobs
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from pywebbench.analyze.ratesearch import Capacity, CapacitySearch, search_capacity
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.slo import Slo, parse_slo
 
 

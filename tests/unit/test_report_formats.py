@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from support.fake_loadgen import synthetic_result
 from pywebbench.plan.sweep import Knob
 from pywebbench.report.formats import renderer

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from pywebbench.analyze.rows import Row, summarize
-from pywebbench.arguments import build_parser
+from pywebbench.commands.arguments import build_parser
 from pywebbench.cli import main
-from pywebbench.console import render_terminal_for
+from pywebbench.jobs.console import render_terminal_for
 from pywebbench.report.columns import Format, TableInfo, shown
 from pywebbench.report.terminal import render_terminal
 from pywebbench.report.terminal_table import ESSENTIAL, fit

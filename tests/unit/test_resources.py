@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
-from pywebbench.procs import ManagedProcess
+from pywebbench.core.errors import UserError
+from pywebbench.core.procs import ManagedProcess
 from pywebbench.measure.procsampler import OTHER, ResourceSampler
 from pywebbench.measure.proctable import ProcessTable, generator_roots, read_stat
 from pywebbench.results.model import ResourceUsage

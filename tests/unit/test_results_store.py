@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from support.fake_loadgen import synthetic_result
 from pywebbench.results.model import EnvironmentRecord, TrialStatus
 from pywebbench.results.store import ResultsWriter, load_results, results_path

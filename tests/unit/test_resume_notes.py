@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.execute import Job, _started_with_method
+from pywebbench.jobs.execute import Job, _started_with_method
 from pywebbench.plan.options import RunOptions
 from pywebbench.results.model import ResultSet
 from support.builders import header, trial

@@ -20,7 +20,7 @@ from pywebbench.analyze.agreement import (
 )
 from pywebbench.analyze.rows import summarize
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.presets import PRESETS, Claim, check_preset
 from pywebbench.plan.presets.seed000 import _SEED000_COLUMNS
 from pywebbench.report.pages import PAGES, build, stale

@@ -6,8 +6,8 @@ import os
 import time
 from pathlib import Path
 
-from pywebbench.procs import ManagedProcess
-from pywebbench.sharded import _wait
+from pywebbench.core.procs import ManagedProcess
+from pywebbench.jobs.sharded import _wait
 
 
 def _child(tmp_path: Path, name: str, script: str) -> ManagedProcess:

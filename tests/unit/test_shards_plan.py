@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.hosts import Role, parse_inventory
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sources import from_sources

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pywebbench.cli import main
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.declared import OPTIONS, Kind, Option
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sources import ENV_PREFIX, SPELLED, from_sources

@@ -11,7 +11,7 @@ import pytest
 
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.catalog.servers import APPS_DIR
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.presets import check_preset, get_preset
 from pywebbench.services.postgres import bench_rows

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.analyze.stats import (
     Aggregation,
     aggregate,

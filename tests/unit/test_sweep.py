@@ -2,7 +2,7 @@ from dataclasses import fields, replace
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sweep import (
     MAX_VALUES_PER_AXIS,

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.errors import UserError
-from pywebbench.execute import _missing_only, points_of
+from pywebbench.core.errors import UserError
+from pywebbench.jobs.execute import _missing_only, points_of
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import cpus_for, make_plan
 from pywebbench.plan.options import CpuSplit

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.traffic import RequestSpec, parse_request, parse_requests, parse_requests_file
 
 

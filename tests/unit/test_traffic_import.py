@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.folding import fold_segment
 from pywebbench.plan.traffic import MAX_WEIGHT
 from pywebbench.plan.traffic_import import (

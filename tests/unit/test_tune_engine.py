@@ -20,7 +20,7 @@ from pywebbench.plan.options import RunOptions
 from pywebbench.plan.slo import parse_slo
 from pywebbench.results.model import LoadResult
 from pywebbench.results.store import ResultsWriter, load_results, results_path
-from pywebbench.tune import TuneRequest, tune
+from pywebbench.jobs.tune import TuneRequest, tune
 from support.builders import header
 from support.fake_loadgen import FakeLoadGenerator, synthetic_result
 from support.fakes import CurrentPythonBuilder, stdlib_stack

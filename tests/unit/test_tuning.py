@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import pytest
 
-from pywebbench import cli, tune as tune_module
+from pywebbench import cli
+from pywebbench.jobs import tune as tune_module
 from pywebbench.analyze.paired import Observation
 from pywebbench.analyze.ratesearch import Capacity, CapacitySearch
 from pywebbench.analyze.tuning import Tuning, decide_capacity, decide_throughput, rank, unrepeated
@@ -27,7 +28,7 @@ from pywebbench.analyze.tuning_search import (
 )
 from pywebbench.catalog.deploy import deploy_argv, deploy_command
 from pywebbench.catalog.registry import build_catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.slo import Slo, parse_slo
 from pywebbench.report.tuning import render_tuning, render_tuning_markdown

@@ -11,7 +11,7 @@ from pywebbench.analyze.compare import compare_results
 from pywebbench.analyze.ratesearch import Capacity
 from pywebbench.analyze.tuning import Tuning, decide_capacity, rank, tuning_of
 from pywebbench.analyze.tuning_search import ClassSpace, Stage
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.report.formats import renderer
 from pywebbench.results.model import ResultSet
 from pywebbench.results.store import ResultsWriter, load_results, results_path

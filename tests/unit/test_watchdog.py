@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.procs import ManagedProcess, describe_exit
+from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.services.watchdog import MAX_RESTARTS, ServiceLost, Watchdog
 
 

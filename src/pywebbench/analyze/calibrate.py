@@ -26,7 +26,7 @@ from pywebbench.analyze.calibrate_probe import (
 from pywebbench.analyze.calibrate_sizing import reciprocal, unpaired_cpu_ratio
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.catalog.registry import Catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.analyze.moderation import satterthwaite_df, t_quantile
 from pywebbench.analyze.paired import Interval, min_detectable
 from pywebbench.plan.sessions import Variant

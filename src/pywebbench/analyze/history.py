@@ -9,7 +9,7 @@ from enum import StrEnum
 
 from pywebbench.analyze.changepoints import change_points
 from pywebbench.analyze.rows import Row, summarize
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.knobs import knob_labels
 from pywebbench.results.history import History, HistoryEntry, HistoryRow, Machine
 from pywebbench.results.model import ResultSet

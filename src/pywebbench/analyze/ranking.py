@@ -19,7 +19,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 K = TypeVar("K", bound=Hashable)
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy.special import stdtrit
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 CONFIDENCE = 0.95
 Z_CONFIDENCE = 1.96  # two-sided 95%

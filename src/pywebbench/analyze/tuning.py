@@ -2,7 +2,7 @@
 
 The candidates and stages are analyze/tuning_search.py's; how a stage's windows are made
 (interleaved rounds on live servers, or an open-loop capacity search per candidate) is the
-caller's (tune.py). Throughput stages compare neighbours by their paired ratio per round (a
+caller's (jobs/tune.py). Throughput stages compare neighbours by their paired ratio per round (a
 tie: the 95% interval holds 1); capacity stages by the search's bracket (a tie: the brackets
 overlap, so the search could not tell them apart). With several classes, a last stage holds
 each class's best and its ties together, and `rank` orders every candidate once.
@@ -27,7 +27,7 @@ import cattrs
 
 from pywebbench.analyze.paired import Interval, Observation, paired_ratios, ratio_interval, statistic_value
 from pywebbench.analyze.ratesearch import Capacity
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.results.model import ResultSet
 from pywebbench.analyze.tuning_search import Config, Figures, Measured, Stage, StageOutcome
 from pywebbench.catalog.deploy import kubernetes_resources, pods_needed

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 
 class Protocol(StrEnum):

@@ -8,7 +8,7 @@ from pywebbench.catalog.frameworks import FRAMEWORKS
 from pywebbench.catalog.model import Framework, Interface, ServerVariant, Stack
 from pywebbench.catalog.servers import SERVERS, STACK_EXCEPTIONS
 from pywebbench.catalog.workloads import Workload, get_workload
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 BASELINE_STACK = "flask:gunicorn-sync"
 

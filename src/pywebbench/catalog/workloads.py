@@ -14,7 +14,7 @@ import re
 from pywebbench.catalog.shapes.registry import SHAPE_WORKLOADS
 from pywebbench.catalog.workload_model import Check as Check, Expected as Expected, HttpRequest as HttpRequest
 from pywebbench.catalog.workload_model import Needs as Needs, Workload as Workload
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 
 def _same(expected: bytes | None, body: bytes, what: str) -> str | None:

@@ -15,9 +15,9 @@ from pywebbench.analyze.paired import Interval
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.commands.common import command_options
 from pywebbench.commands.sizing import SIZING_ROUNDS, sizing_phase
-from pywebbench.console import exit_code, run_dir_for, run_in_terminal
-from pywebbench.errors import UserError
-from pywebbench.execute import Job
+from pywebbench.jobs.console import exit_code, run_dir_for, run_in_terminal
+from pywebbench.core.errors import UserError
+from pywebbench.jobs.execute import Job
 from pywebbench.measure.window import phases_of
 from pywebbench.plan.budgeting import refuse_small_budget
 from pywebbench.results.model import Method

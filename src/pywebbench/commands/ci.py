@@ -12,8 +12,8 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from pywebbench.console import err
-from pywebbench.errors import UserError
+from pywebbench.jobs.console import err
+from pywebbench.core.errors import UserError
 from pywebbench.analyze.gate import Gate, GateFigure
 from pywebbench.analyze.profile_pairs import gate_pairs
 from pywebbench.report.junit import gate_junit, run_junit

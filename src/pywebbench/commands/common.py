@@ -9,7 +9,7 @@ import os
 
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.declared import Command, declared, flags_of
 from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.options import RunOptions

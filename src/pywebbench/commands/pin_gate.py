@@ -21,9 +21,9 @@ from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.commands.ci import DEFAULT_GATE, check_ci_files, gate_drawn, gate_exit_code, write_gate_files
 from pywebbench.commands.common import options_and_knobs
-from pywebbench.console import err, exit_code, run_in_terminal
-from pywebbench.errors import UserError
-from pywebbench.execute import Job
+from pywebbench.jobs.console import err, exit_code, run_in_terminal
+from pywebbench.core.errors import UserError
+from pywebbench.jobs.execute import Job
 from pywebbench.measure.stack_env import PIN_ENV, EnvUnavailable, StackEnvironments, uses
 from pywebbench.plan.declared import fraction
 from pywebbench.plan.options import RunOptions

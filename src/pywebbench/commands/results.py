@@ -12,8 +12,8 @@ from pywebbench.analyze.compare import compare_results
 from pywebbench.analyze.profile_pairs import compare_pairs
 from pywebbench.analyze.history import Figure, history_entry, history_view
 from pywebbench.commands.ci import check_ci_files, html_beside, write_ci_files
-from pywebbench.console import err, terminal_width
-from pywebbench.errors import UserError
+from pywebbench.jobs.console import err, terminal_width
+from pywebbench.core.errors import UserError
 from pywebbench.report.comparison import render_comparison, render_comparison_markdown
 from pywebbench.report.formats import renderer, terminal_report, write_report
 from pywebbench.report.history_view import HISTORY_FORMATS

@@ -9,9 +9,9 @@ from pywebbench.catalog.registry import Catalog
 from pywebbench.commands.ci import check_ci_files, finish_run, refuse_ci_files
 from pywebbench.commands.common import command_flags, command_options, options_and_knobs
 from pywebbench.commands.pin_gate import cmd_pin_gate, gating
-from pywebbench.console import err, exit_code, run_in_terminal
-from pywebbench.errors import UserError
-from pywebbench.execute import Job
+from pywebbench.jobs.console import err, exit_code, run_in_terminal
+from pywebbench.core.errors import UserError
+from pywebbench.jobs.execute import Job
 from pywebbench.measure.round_plan import Budget
 from pywebbench.measure.runner import Runner
 from pywebbench.plan.options import DEFAULT_SUITE, SPELLINGS
@@ -21,8 +21,8 @@ from pywebbench.plan.sweep import parse_knobs
 from pywebbench.report.ranking_view import render_ranking
 from pywebbench.report.tuning import render_tuning, write_tuning
 from pywebbench.results.store import load_results
-from pywebbench.sharded import run_sharded
-from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stacks, check_tune, tune
+from pywebbench.jobs.sharded import run_sharded
+from pywebbench.jobs.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_stacks, check_tune, tune
 
 
 def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
@@ -43,7 +43,7 @@ def cmd_run(args: argparse.Namespace, catalog: Catalog) -> int:
 
 
 def cmd_sharded(args: argparse.Namespace, catalog: Catalog) -> int:
-    """run --shards N: the shards' runs at once, then their ratios chained (sharded.py)."""
+    """run --shards N: the shards' runs at once, then their ratios chained (jobs/sharded.py)."""
     if args.tune or args.slo is not None:
         raise UserError("--tune searches one stack's settings on one set of hosts: it takes no --shards")
     if args.resume is not None:
@@ -59,7 +59,7 @@ def cmd_sharded(args: argparse.Namespace, catalog: Catalog) -> int:
 
 
 def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
-    """run --tune: the tuning engine (tune.py) in place of the method's rounds; its table, not the run's."""
+    """run --tune: the tuning engine (jobs/tune.py) in place of the method's rounds; its table, not the run's."""
     check_slo_flag(args.slo, args.tune, args.target_rate)
     slo = parse_slo(args.slo) if args.slo is not None else None
     rates: tuple[float, ...] = args.rate or ()

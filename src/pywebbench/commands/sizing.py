@@ -13,8 +13,8 @@ from pywebbench.analyze.calibrate import (
 )
 from pywebbench.analyze.paired import Interval
 from pywebbench.catalog.registry import Catalog
-from pywebbench.console import err, run_in_terminal
-from pywebbench.execute import ABORTED, Job
+from pywebbench.jobs.console import err, run_in_terminal
+from pywebbench.jobs.execute import ABORTED, Job
 from pywebbench.plan.options import RunOptions
 from pywebbench.results.model import Method
 from pywebbench.results.store import load_results

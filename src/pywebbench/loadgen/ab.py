@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
-from pywebbench.procs import ManagedProcess, describe_exit
+from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
 DEFAULT_REQUESTS = 10_000

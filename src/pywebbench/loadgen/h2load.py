@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pywebbench.catalog.protocols import Protocol
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, first_line_version, taskset_prefix
-from pywebbench.procs import ManagedProcess, describe_exit
+from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
 STREAMS = 1

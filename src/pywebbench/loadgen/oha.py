@@ -36,11 +36,11 @@ import numpy as np
 import numpy.typing as npt
 
 from pywebbench.catalog.workloads import HttpRequest
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.stage.tools import locate
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, first_line_version, taskset_prefix, weighted_cycle
 from pywebbench.plan.generators import RequestKind, differ_only_in_path, request_kind
-from pywebbench.procs import ManagedProcess, describe_exit
+from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
 FloatArray = npt.NDArray[np.float64]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.ab import ApacheBench
 from pywebbench.catalog.protocols import Protocol
 from pywebbench.loadgen.base import LoadGenerator, LoadRequest

@@ -28,11 +28,11 @@ import numpy as np
 import numpy.typing as npt
 
 from pywebbench.catalog.schedule import per_second
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.loadgen.oha import latency_spectrum
 from pywebbench.loadgen.vegeta import NS_PER_MS, NS_PER_S, MS_PER_S, Records, read_records, due_times, socket_errors
-from pywebbench.procs import ManagedProcess, describe_exit
+from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import LoadResult
 from pywebbench.stage.envs import cache_root
 from pywebbench.stage.reference import GoBuildError, build_go_binaries

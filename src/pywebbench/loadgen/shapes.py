@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
-from pywebbench.procs import ManagedProcess, describe_exit
+from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 from pywebbench.results.shapes import ShapeFigures
 from pywebbench.stage.envs import cache_root

@@ -49,10 +49,10 @@ import numpy as np
 import numpy.typing as npt
 
 from pywebbench.catalog.workloads import HttpRequest
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix, weighted_cycle
 from pywebbench.loadgen.oha import latency_spectrum
-from pywebbench.procs import ManagedProcess, describe_exit
+from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import LoadResult, SocketErrors
 from pywebbench.stage.tools import locate
 from pywebbench.stage.vegeta import module_version

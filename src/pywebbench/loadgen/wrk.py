@@ -14,7 +14,7 @@ from typing import Any
 
 from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
-from pywebbench.procs import ManagedProcess, describe_exit
+from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
 US_PER_MS = 1000.0

@@ -27,7 +27,7 @@ from pywebbench.measure.cgroup_limits import LimitCounters, ServerLimits, apply_
 from pywebbench.measure.cgroups import CgroupError, CgroupTree, RoleCgroup, detect
 from pywebbench.measure.procsampler import OTHER, ResourceSampler
 from pywebbench.measure.proctable import ProcessTable, busy_seconds, steal_seconds
-from pywebbench.orphans import record_cgroups
+from pywebbench.core.orphans import record_cgroups
 from pywebbench.results.model import ResourceUsage
 
 MIB = 1024 * 1024

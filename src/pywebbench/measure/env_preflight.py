@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.results.model import TrialSpec
 from pywebbench.stage.interpreters import resolve
 from pywebbench.stage.pinning import exact

@@ -23,7 +23,7 @@ from pywebbench.measure.filelimits import nofile_prefix
 from pywebbench.plan.app import APP_DIR_ENV
 from pywebbench.plan.protocol_plan import app_protocol
 from pywebbench.plan.sessions import Session
-from pywebbench.procs import ManagedProcess, describe_exit, free_port
+from pywebbench.core.procs import ManagedProcess, describe_exit, free_port
 from pywebbench.results.model import StackInfo
 from pywebbench.services.nginx import NginxService
 from pywebbench.stage.reference import GoBinaries

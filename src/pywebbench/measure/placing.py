@@ -10,7 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from pywebbench.catalog.workloads import Needs
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.measure.placement import HostPlacement, PlacedHost, PlacementConfig, UpstreamRole
 from pywebbench.plan.hosts import Inventory, Role, load_inventory
 from pywebbench.plan.options import RunOptions

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.measure.proctable import CLOCK_TICKS, ProcessTable, ProcStat, busy_seconds, read_stat
 from pywebbench.results.model import ResourceUsage
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 from pywebbench.catalog.workloads import Workload
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadGenError
 from pywebbench.measure.runner import Runner
 from pywebbench.measure.window import LaunchFailed, Live

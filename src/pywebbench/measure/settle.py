@@ -28,7 +28,7 @@ from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.loadgen.h2load import H2load
 from pywebbench.loadgen.registry import make_generator, window_generator
 from pywebbench.loadgen.wrk import mix_lua
-from pywebbench.procs import ManagedProcess
+from pywebbench.core.procs import ManagedProcess
 
 
 def settle_load(request: LoadRequest, seconds: float, work_dir: Path, *, generator: str = "oha") -> None:

@@ -26,7 +26,7 @@ from pywebbench.loadgen.shapes import shapes_binary
 from pywebbench.loadgen.shaping import shaped
 from pywebbench.measure.ceiling import CeilingReading, ceiling_seconds
 from pywebbench.measure.verify import NotReady, wait_ready
-from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.core.procs import ManagedProcess, free_port
 from pywebbench.results.model import LoadResult, ServiceRecord, TrialSpec
 
 HOST = "127.0.0.1"

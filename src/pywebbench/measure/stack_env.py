@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from pywebbench.catalog.model import Stack
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.pins import normalise
 from pywebbench.results.model import TrialSpec, TrialStatus
 from pywebbench.stage.envs import BuiltEnv, EnvBuildError, EnvProvider, EnvSpec

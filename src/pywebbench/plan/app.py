@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pywebbench.catalog.model import ConcurrencyType, Framework, Interface, ServerVariant
 from pywebbench.catalog.workloads import Expected, HttpRequest, Needs, Workload
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.traffic import RequestSpec
 
 APP_FRAMEWORK = "app"

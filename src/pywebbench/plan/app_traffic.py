@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pywebbench.catalog.schedule import Schedule
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.traffic import RequestSpec, parse_requests, parse_requests_file
 from pywebbench.plan.traffic_import import DerivedMix, derive_mix, parse_fold
 

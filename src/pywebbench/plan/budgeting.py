@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.duet_design import duet_windows
 from pywebbench.plan.interval_rule import POOLED_LAUNCHES, launches_needed
 from pywebbench.plan.options import RunOptions

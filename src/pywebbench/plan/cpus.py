@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 
 @dataclass(frozen=True)

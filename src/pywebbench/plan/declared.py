@@ -1,7 +1,7 @@
 """Every option of a run, declared once: its flag, how its value is read, its help (the default
 read from RunOptions, never typed twice), and the commands that take it.
 
-The parsers (arguments.py), the flags handed to the option layers (commands/common.py, ownapp.py), the
+The parsers (commands/arguments.py), the flags handed to the option layers (commands/common.py, commands/app.py), the
 config file's and environment's spellings and readings (sources.py) and docs/reference/run.md's option table
 (scripts/docs) are made from OPTIONS. A new option is a RunOptions field and one line here.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pywebbench.catalog.model import DB_KINDS
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.cpus import parse_cpu_list
 from pywebbench.plan.options import (
     AGGREGATIONS,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import unquote_plus
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]{16,}")

@@ -31,7 +31,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.generators import Generator
 from pywebbench.results.model import Method
 

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 CPYTHON, PYPY = "cpython", "pypy"
 _WORD = re.compile(r"^(?P<impl>cpython|python|pypy|py)?(?P<version>\d+(?:\.\d+){0,2})?(?P<t>t)?$")

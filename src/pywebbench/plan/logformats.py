@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 from urllib.parse import urlencode, urlsplit
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.traffic import METHODS
 
 MALFORMED_SHOWN = 5

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.catalog.protocols import parse_protocol
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
 from pywebbench.plan.generators import CHOSEN_GENERATORS, GENERATOR_NAMES, Generator
 from pywebbench.plan.hosts import check_placement

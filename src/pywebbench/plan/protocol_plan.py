@@ -14,7 +14,7 @@ from typing import Any
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.protocols import Protocol, parse_protocol, protocol_of
 from pywebbench.catalog.workload_model import Workload
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions
 from pywebbench.results.model import TrialSpec
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import CpuSplit, RunOptions
 from pywebbench.plan import protocol_plan
 from pywebbench.results.model import TrialSpec

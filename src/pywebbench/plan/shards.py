@@ -16,7 +16,7 @@ from typing import Any
 
 import tomli_w
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.hosts import Inventory
 from pywebbench.plan.options import RunOptions
 from pywebbench.results.model import Method

@@ -6,7 +6,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 _SLO = re.compile(r"^\s*p(\d+(?:\.\d+)?)\s*<\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*$")
 _METRIC = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*[<>=]")

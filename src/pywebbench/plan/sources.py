@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.cpus import parse_cpu_list
 from pywebbench.plan.declared import OPTIONS, Kind, Option
 from pywebbench.plan.options import SPELLINGS, RunOptions

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import Enum
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.limits import AUTO, cpu_quota_problem, format_bytes, memory_limit_problem, parse_bytes
 from pywebbench.plan.text_knobs import text_values
 from pywebbench.results.server import AUTO_WORKERS

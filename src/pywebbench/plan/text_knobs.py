@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pywebbench.catalog.protocols import parse_protocol
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.interpreter_names import parse_python
 from pywebbench.plan.pins import parse_pin, split_values
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.derived_mix import Arrival, DerivedKind, DerivedMix
 from pywebbench.plan.folding import Folder, FoldRule, credential_header, dropped_header, parse_fold, parse_folds
 from pywebbench.plan.logformats import MALFORMED_SHOWN, Entry, LogFormat, Reading, read_log

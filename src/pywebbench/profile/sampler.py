@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.procs import ManagedProcess
+from pywebbench.core.procs import ManagedProcess
 from pywebbench.stage import tools
 
 RATE_HZ = 100

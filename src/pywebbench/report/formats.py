@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.report.csv_format import render_csv
 from pywebbench.report.html import render_html, write_html
 from pywebbench.report.json_format import render_json

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from pywebbench.analyze.rows import Row, summarize
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.presets import Figure, Preset, get_preset
 from pywebbench.report.markdown import escape
 from pywebbench.results.model import ResultSet

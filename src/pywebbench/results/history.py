@@ -19,7 +19,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.results.model import MachineInfo
 
 HISTORY_SCHEMA_VERSION = 2

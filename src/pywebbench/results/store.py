@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import cattrs
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.results.model import (
     SCHEMA_VERSION,
     EnvironmentRecord,

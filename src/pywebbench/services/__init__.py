@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from types import TracebackType
 from typing import Generic, TypeVar
 
-from pywebbench.procs import ManagedProcess, tail
+from pywebbench.core.procs import ManagedProcess, tail
 
 HOST = "127.0.0.1"
 # PostgreSQL and PgBouncer refuse to run as root; as root they run as the Debian package's user.

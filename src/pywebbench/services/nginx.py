@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pywebbench.catalog.protocols import Protocol, TlsFiles
 from pywebbench.stage.tools import locate
-from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.core.procs import ManagedProcess, free_port
 from pywebbench.services import Service, HOST, tool_output, wait_until
 
 BINARY = locate("nginx") or "/usr/sbin/nginx"  # where doctor looks too

@@ -18,7 +18,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pywebbench.stage.tools import locate
-from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.core.procs import ManagedProcess, free_port
 from pywebbench.services import (
     Service,
     HOST,

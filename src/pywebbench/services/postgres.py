@@ -23,7 +23,7 @@ import psycopg
 from psycopg import sql
 
 from pywebbench.stage.tools import locate
-from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.core.procs import ManagedProcess, free_port
 from pywebbench.services import (
     Service,
     HOST,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.loadgen.wrk import Wrk
-from pywebbench.procs import ManagedProcess, free_port
+from pywebbench.core.procs import ManagedProcess, free_port
 from pywebbench.results.model import LoadResult
 from pywebbench.services import Service, HOST, ServiceError, tool_output, wait_until
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol
 
-from pywebbench.procs import describe_exit
+from pywebbench.core.procs import describe_exit
 
 POLL_INTERVAL_S = 0.2
 MAX_RESTARTS = 3

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pywebbench.catalog.model import Interface
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.app import APP_DIR_ENV
-from pywebbench.procs import ManagedProcess
+from pywebbench.core.procs import ManagedProcess
 from pywebbench.stage.envs import BuiltEnv, EnvProvider, EnvSpec
 
 DETECT_TIMEOUT_S = 120.0

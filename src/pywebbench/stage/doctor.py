@@ -6,7 +6,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan, needs_of
 from pywebbench.stage.envs import uv_binary

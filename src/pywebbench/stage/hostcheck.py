@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.hosts import Host, Inventory, Role
 from pywebbench.stage.ssh import SshConnection, SshError, SshTarget
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from pywebbench.errors import UserError
-from pywebbench.procs import ManagedProcess
+from pywebbench.core.errors import UserError
+from pywebbench.core.procs import ManagedProcess
 from pywebbench.stage.ssh import SshTarget
 
 PREFIX = "pwb-"

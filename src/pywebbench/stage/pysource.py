@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 
 SOURCES_FILES = (Path("/etc/apt/sources.list"), Path("/etc/apt/sources.list.d"))
 SUITES = ("unstable", "testing")

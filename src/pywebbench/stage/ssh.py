@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from pywebbench.procs import DEFAULT_GRACE_S, ManagedProcess
+from pywebbench.core.procs import DEFAULT_GRACE_S, ManagedProcess
 
 CONNECT_TIMEOUT_S = 5
 
@@ -244,7 +244,7 @@ class RemoteProcess:
         return self._carrier.wait(timeout)
 
     def group_alive(self) -> bool:
-        """True while any process of the group, zombies excepted, is left on the host (as procs.py
+        """True while any process of the group, zombies excepted, is left on the host (as core/procs.py
         reads a local group). A member outliving its parent (wrk after its wrapper, both TERMed)
         stays a zombie until the host's init reaps it: `kill -0` counted it, 1.5 s of a settle."""
         if self.pgid is None:

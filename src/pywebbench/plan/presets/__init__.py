@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from pywebbench.catalog.model import DRIVER_REQUIREMENTS
 from pywebbench.catalog.registry import Catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sources import from_sources
 from pywebbench.plan.sweep import KnobAxis, format_value, knob_named, parse_values

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.plan.declared import reference_table
 from pywebbench.report.pages import interpreters
 from pywebbench.report.pages import (catalog, connections, containers, coverage, default_run, gate_series, host_noise,

@@ -24,7 +24,7 @@ from pywebbench.analyze.calibrate import (
 )
 from pywebbench.analyze.moderation import mean_half_width
 from pywebbench.analyze.paired import Interval, Observation, level_variances
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.results.model import Method, TrialResult
 from pywebbench.results.store import load_results
 

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.stage.tools import locate
 
 SOURCE_DIR = Path(__file__).resolve().parent / "go"

@@ -20,7 +20,7 @@ from typing import Any
 
 import psutil
 
-from pywebbench import orphans
+from pywebbench.core import orphans
 
 DEFAULT_GRACE_S = 5.0
 
@@ -223,7 +223,7 @@ _PRCTL_THEN_EXEC = (
 def _dies_with_harness(argv: list[str], env: Mapping[str, str], cwd: Path | None) -> list[str]:
     """argv behind a wrapper that sets PR_SET_PDEATHSIG (SIGKILL) and execs it, same pid: the
     child dies with the harness, even a SIGKILLed one. Its own forks (a server's workers) do not
-    inherit it: the run's guard (orphans.py) stops those."""
+    inherit it: the run's guard (core/orphans.py) stops those."""
     if threading.current_thread() is not threading.main_thread():
         return argv  # the signal follows the *thread* that forked the child: it would die with that thread
     if not _findable(argv[0], env, cwd):

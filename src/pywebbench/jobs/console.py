@@ -17,8 +17,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress as Progress_, 
 
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
-from pywebbench.errors import UserError
-from pywebbench.execute import ABORTED, Job, Outcome, execute, job_from_results, load_for_resume
+from pywebbench.core.errors import UserError
+from pywebbench.jobs.execute import ABORTED, Job, Outcome, execute, job_from_results, load_for_resume
 from pywebbench.measure.window import phases_of
 from pywebbench.measure.round_plan import Budget
 from pywebbench.measure.runner import Progress, Runner

@@ -24,7 +24,7 @@ from pywebbench.analyze.allocation import open_rule, ranking_rule
 from pywebbench.analyze.stopping import first_look
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.stage.envs import EnvironmentBuilder, EnvProvider, cache_root
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadGenerator
 from pywebbench.loadgen.registry import ByWindow
 from pywebbench.plan.budgeting import estimate_seconds, fit_plan_to_budget
@@ -42,14 +42,14 @@ from pywebbench.results.model import ResultSet, RunHeader, TrialResult
 from pywebbench.results.store import ResultsWriteError, ResultsWriter, load_results, results_path
 from pywebbench.measure.runner import LaunchLimits, Progress, Runner
 from pywebbench.measure.profiled import profile_after
-from pywebbench.orphans import guarded_run
-from pywebbench.procs import stop_signals
+from pywebbench.core.orphans import guarded_run
+from pywebbench.core.procs import stop_signals
 from pywebbench.services import ServiceError
 from pywebbench.services.backing import Backing, backing_config
 from pywebbench.services.watchdog import ServiceLost, Watchdog
 from pywebbench.measure.roles import LoadSettings, LocalPlacement, Placement
 from pywebbench.measure.placing import place_roles
-from pywebbench.preflight import preflight
+from pywebbench.jobs.preflight import preflight
 from pywebbench.plan.hosts import Inventory
 from pywebbench.plan.sweep import grid, parse_knobs
 

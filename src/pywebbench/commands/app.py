@@ -2,7 +2,7 @@
 
 A thin layer: the target, its servers and its traffic come from plan/app.py, its environment,
 interface and --setup from stage/appenv.py; the run itself is the ordinary interleaved job
-(console.py's `run_in_terminal`, handed in), so the results file and every report are those of `run`.
+(jobs/console.py's `run_in_terminal`, handed in), so the results file and every report are those of `run`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pywebbench.commands.ci import (
     DEFAULT_GATE, check_ci_files, finish_run, gate_drawn, gate_exit_code, refuse_ci_files, write_gate_files,
     write_run_files,
 )
-from pywebbench.errors import UserError
-from pywebbench.execute import Job, Outcome
+from pywebbench.core.errors import UserError
+from pywebbench.jobs.execute import Job, Outcome
 from pywebbench.measure.machine import usable_cpus
 from pywebbench.measure.round_plan import Budget
 from pywebbench.measure.runner import Runner
@@ -53,7 +53,7 @@ from pywebbench.services.backing import Backing
 from pywebbench.stage.appenv import AppEnvProvider, app_requirements, detect_interface
 from pywebbench.stage.baseline_src import baseline_source
 from pywebbench.stage.envs import EnvBuildError, EnvironmentBuilder, EnvProvider, EnvSpec
-from pywebbench.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_tune, tune
+from pywebbench.jobs.tune import TUNE_LANES, TuneRequest, check_slo_flag, check_tune, tune
 
 Drive = Callable[[Runner, Plan, Budget], int]
 """Measures in place of the method's rounds once the services are up (the tuning engine)."""

@@ -7,7 +7,7 @@ harness's pid and create time), and so are the run's cgroups. A guard process st
 run, in a session of its own, holds the read end of a pipe whose write end only the harness has:
 when the harness dies, SIGKILL included, the pipe ends and the guard stops every recorded group
 at once (TERM, grace, KILL), the workers a server forked included, which PR_SET_PDEATHSIG
-(procs.py) does not reach. Should the guard die too, the next run's start sweeps what a dead
+(core/procs.py) does not reach. Should the guard die too, the next run's start sweeps what a dead
 harness left. A group is touched only while its record still describes it: a live leader with
 another create time means its pid was recycled and the group is someone else's.
 """
@@ -357,7 +357,7 @@ def _start_guard(directory: Path, harness: Harness) -> subprocess.Popen[bytes] |
     package_root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, os.environ.get("PYTHONPATH"))))}
     try:
-        return subprocess.Popen([sys.executable, "-m", "pywebbench.orphans", str(directory), str(harness.pid),
+        return subprocess.Popen([sys.executable, "-m", "pywebbench.core.orphans", str(directory), str(harness.pid),
                                  repr(harness.create_time)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, env=env, start_new_session=True, close_fds=True)
     except OSError:

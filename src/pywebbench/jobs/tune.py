@@ -33,7 +33,7 @@ from pywebbench.analyze.tuning_search import (
 from pywebbench.catalog.deploy import deploy_command
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.oha import SPECTRUM
 from pywebbench.measure.checks import Check
 from pywebbench.measure.machine import usable_cpus

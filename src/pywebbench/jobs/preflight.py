@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pywebbench.errors import UserError
+from pywebbench.core.errors import UserError
 from pywebbench.measure.env_preflight import environment_problems
 from pywebbench.measure.limits_preflight import limits_problems
 from pywebbench.measure.placing import hosts_ready

@@ -3,7 +3,7 @@
 Every shard is an ordinary run in a directory of its own (`shard-K/`: its options, its
 inventory, its results, resumable on its own), in a process group of its own. Ctrl-C (or TERM)
 reaches each shard as an interruption, so each keeps every finished window and stops what it
-started; should this process be killed, the run guard (orphans.py) stops the shards' groups.
+started; should this process be killed, the run guard (core/orphans.py) stops the shards' groups.
 When all have ended, analyze/shards.py chains their ratios and `shards.json` and `shards.md`
 hold the result (schema SCHEMA_VERSION).
 """
@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pywebbench import orphans
+from pywebbench.core import orphans
 from pywebbench.analyze.shards import ShardedRun, chain
 from pywebbench.catalog.registry import BASELINE_STACK, Catalog
 from pywebbench.plan.hosts import parse_inventory, read_inventory
@@ -36,7 +36,7 @@ from pywebbench.plan.shards import (
     shard_inventory_toml,
     shard_options,
 )
-from pywebbench.procs import ManagedProcess, stop_signals, tail
+from pywebbench.core.procs import ManagedProcess, stop_signals, tail
 from pywebbench.report.shards import render_sharded
 from pywebbench.results.store import load_results, results_path
 from pywebbench.stage.envs import cache_root
