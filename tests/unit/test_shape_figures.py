@@ -38,7 +38,8 @@ def test_idle_rows_carry_memory_per_connection_and_the_connections_worst_window(
     assert loop.shape.rss_kb_per_connection.value == pytest.approx(3.0, abs=0.01)
     assert loop.shape.rss_kb_per_connection.launches == 3 and loop.shape.rss_kb_per_connection.interval is not None
     assert (loop.shape.asked, loop.shape.held, loop.shape.refused, loop.shape.closed) == (1000, 1000, 0, 0)
-    assert loop.shape.p99_ms is not None and loop.shape.p99_ms.value == pytest.approx(3.0)
+    # a p99 is positive: its launch means' geometric mean (2, 3, 4 ms)
+    assert loop.shape.p99_ms is not None and loop.shape.p99_ms.value == pytest.approx(24 ** (1 / 3))
     assert loop.shape.mb_s is None  # the Go driver's shapes count units, not bytes
     sync = next(r for r in rows if r.label == SYNC.id and r.spec.connections == 100)
     assert sync.shape is not None and sync.shape.rss_kb_per_connection is None  # none opened: no per-connection
@@ -48,9 +49,9 @@ def test_idle_rows_carry_memory_per_connection_and_the_connections_worst_window(
 def test_stream_rows_carry_mb_s_and_cpu_per_mb() -> None:
     found = shape_row(stream_windows())
     assert found is not None and found.mb_s is not None and found.cpu_s_per_mb is not None
-    assert found.mb_s.value == pytest.approx(20.0)  # 10, 20, 30 MB/s
-    # 1 CPU second over 20, 40, 60 MB
-    assert found.cpu_s_per_mb.value == pytest.approx((1 / 20 + 1 / 40 + 1 / 60) / 3)
+    assert found.mb_s.value == pytest.approx(6000 ** (1 / 3))  # 10, 20, 30 MB/s: their geometric mean
+    # 1 CPU second over 20, 40, 60 MB, geometric
+    assert found.cpu_s_per_mb.value == pytest.approx((1 / 20 * 1 / 40 * 1 / 60) ** (1 / 3))
 
 
 def test_an_upload_counts_its_bodies_not_the_bytes_it_read() -> None:
@@ -62,3 +63,15 @@ def test_an_upload_counts_its_bodies_not_the_bytes_it_read() -> None:
 def test_other_workloads_have_no_shape_figures() -> None:
     assert shape_row([window(LOOP, "hello", 1, load(100.0, 1.0))]) is None
     assert shape_row([]) is None
+
+
+def test_a_positive_figure_is_geometric_and_its_interval_stays_above_zero() -> None:
+    from support.builders import trial
+    from dataclasses import replace as _replace
+    windows = [_replace(t, spec=_replace(t.spec, launch=i + 1))
+               for i, t in enumerate(trial("s:s", rps, round_no=i + 1) for i, rps in enumerate((1.0, 10.0, 100.0)))]
+    linear = figure(windows, lambda t: t.load.rps if t.load else None)
+    logged = figure(windows, lambda t: t.load.rps if t.load else None, positive=True)
+    assert linear is not None and linear.interval is not None and linear.interval[0] < 0
+    assert logged is not None and logged.interval is not None
+    assert abs(logged.value - 10.0) < 1e-9 and 0 < logged.interval[0] < 10.0 < logged.interval[1]

@@ -5,7 +5,10 @@ refused and closed. Read from the windows the row's other figures are made of.
 Each figure's interval is Student's t over the stack's launch means (a launch's windows averaged
 first, then t over those means): the rest of the harness treats a launch, not a window, as the
 unit of replication, since windows of one server start share its state (an allocator that kept an
-earlier window's memory, a warm cache). One launch gives no interval, and says so.
+earlier window's memory, a warm cache). One launch gives no interval, and says so. A figure that
+can only be positive (a rate, a p99, MB/s, CPU per MB) is taken on the log scale, its geometric
+mean and an interval that stays above zero (three launches of a noisy p99 put the arithmetic
+interval's low end below it); a memory difference, which may be negative, stays on its own scale.
 """
 
 from __future__ import annotations
@@ -67,8 +70,10 @@ def t_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple
     return (mean - half, mean + half)
 
 
-def figure(windows: Sequence[TrialResult], value: Callable[[TrialResult], float | None]) -> Figure | None:
-    """A figure over the windows: each launch's mean of it, then their mean and t interval."""
+def figure(windows: Sequence[TrialResult], value: Callable[[TrialResult], float | None], *,
+           positive: bool = False) -> Figure | None:
+    """A figure over the windows: each launch's mean of it, then their mean and t interval (for a
+    `positive` figure whose launch means are all above zero, on the log scale)."""
     by_launch: dict[int, list[float]] = defaultdict(list)
     for trial in windows:
         if (v := value(trial)) is not None and math.isfinite(v):
@@ -76,6 +81,11 @@ def figure(windows: Sequence[TrialResult], value: Callable[[TrialResult], float 
     if not by_launch:
         return None
     means = [statistics.fmean(v) for _, v in sorted(by_launch.items())]
+    if positive and all(m > 0 for m in means):
+        logs = [math.log(m) for m in means]
+        bounds = t_interval(logs)
+        return Figure(math.exp(statistics.fmean(logs)),
+                      (math.exp(bounds[0]), math.exp(bounds[1])) if bounds else None, len(means))
     return Figure(statistics.fmean(means), t_interval(means), len(means))
 
 
@@ -111,9 +121,9 @@ def shape_row(windows: Sequence[TrialResult]) -> ShapeRow | None:
         return None
     shapes = [t.load.shape for t in loaded if t.load is not None and t.load.shape is not None]
     return ShapeRow(
-        rate=figure(loaded, lambda t: t.load.rps if t.load else None),
-        p99_ms=figure(loaded, lambda t: t.load.latency.at(99.0) if t.load else None),
-        mb_s=figure(loaded, _mb_s), cpu_s_per_mb=figure(loaded, _cpu_per_mb),
+        rate=figure(loaded, lambda t: t.load.rps if t.load else None, positive=True),
+        p99_ms=figure(loaded, lambda t: t.load.latency.at(99.0) if t.load else None, positive=True),
+        mb_s=figure(loaded, _mb_s, positive=True), cpu_s_per_mb=figure(loaded, _cpu_per_mb, positive=True),
         rss_kb_per_connection=figure(loaded, lambda t: t.load.shape.rss_per_connection_kb
                                      if t.load and t.load.shape else None),
         socket_kb_per_connection=figure(loaded, lambda t: t.load.shape.socket_kb_per_connection

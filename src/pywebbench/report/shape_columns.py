@@ -43,6 +43,13 @@ def number(value: float, spec: str) -> str:
     return latency_format(value) if spec == "ms" else format(value, spec)
 
 
+def bounds_text(figure: Figure, spec: str) -> str:
+    """'[11.9–12.8]' in the value's own format (a latency's digits by its size), '' with no interval."""
+    if spec == "ms" and figure.interval is not None:
+        return f"[{latency_format(figure.interval[0])}–{latency_format(figure.interval[1])}]"
+    return interval(figure.interval, spec)
+
+
 def no_interval(figure: Figure) -> str:
     return f"no interval ({figure.launches} launch{'es' if figure.launches != 1 else ''})"
 
@@ -51,7 +58,7 @@ def figure_text(figure: Figure | None, spec: str) -> str:
     """'12.3 [11.9–12.8]', or '12.3, no interval (1 launch)'; '-' where the row has none."""
     if figure is None:
         return "-"
-    bounds = interval(figure.interval, ".2f" if spec == "ms" else spec)
+    bounds = bounds_text(figure, spec)
     return f"{number(figure.value, spec)} {bounds}" if bounds else f"{number(figure.value, spec)}, {no_interval(figure)}"
 
 
@@ -79,7 +86,7 @@ def figure_detail(get: ShapeGet, spec: str) -> Callable[[Row], str]:
         found = get(row.shape) if row.shape is not None else None
         if found is None:
             return ""
-        return interval(found.interval, ".2f" if spec == "ms" else spec) or no_interval(found)
+        return bounds_text(found, spec) or no_interval(found)
     return detail
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pywebbench.analyze.rows import Row, latest_trials, summarize
 from pywebbench.analyze.shape_figures import figure
+from pywebbench.measure.checks import check_name
 from pywebbench.report.markdown import escape
 from pywebbench.report.pages.connections_words import cell, idle_paragraph, model_of
 from pywebbench.results.model import ResultSet, TrialResult
@@ -95,7 +96,9 @@ def _intro() -> str:
         "(issue 50; the shapes are described in [stacks-and-workloads.md](reference/stacks-and-workloads.md#connection-shapes)). "
         f"`{SCRIPT}` makes every run below, one after the other, on a quiet machine. Each figure is the mean of "
         "the stack's launch means with its 95% interval, Student's t over those launch means (a launch is the "
-        "unit of replication: windows of one server start share its state); a figure from one launch says so.")
+        "unit of replication: windows of one server start share its state); rates, latencies, MB/s and CPU per "
+        "MB on the log scale, their geometric mean and an interval that stays above zero; a figure from one "
+        "launch says so.")
 
 
 def _not_yet() -> str:
@@ -167,7 +170,9 @@ COUNTED = ("idle", "sse")
 
 def _shape_tables(found: Measured) -> str:
     tables = []
-    for key in dict.fromkeys((r.spec.workload, r.spec.connections) for r in found.rows):
+    workloads = list(dict.fromkeys(r.spec.workload for r in found.rows))  # as the run listed them
+    keys = {(r.spec.workload, r.spec.connections) for r in found.rows}
+    for key in sorted(keys, key=lambda k: (workloads.index(k[0]), k[1])):  # N ascending, not as rounds ran
         workload, connections = key
         rows = _ordered([r for r in found.rows if (r.spec.workload, r.spec.connections) == key])
         heads = HEADS.get(workload, ())
@@ -183,9 +188,25 @@ def _shape_tables(found: Measured) -> str:
                 cells.append("-" if shape is None or shape.asked is None
                              else f"{shape.held:,}/{shape.refused:,}/{shape.closed:,} of {shape.asked:,}")
             lines.append(f"| `{row.label}` | {model_of(row)} | " + " | ".join(cells)
-                         + f" | {row.launches} | {'yes' if row.valid else 'no: ' + escape(row.status)} |")
+                         + f" | {row.launches} | {_validity(row)} |")
+        if any(check_name(c) == "near-ceiling" for r in rows for c in r.checks):
+            lines += ["", NEAR_CEILING]
         tables.append("\n".join(lines))
     return "\n\n".join(tables) if tables else "No window was measured."
+
+
+def _validity(row: Row) -> str:
+    """'yes' with the checks its windows raised, or 'no:' and those checks (the row's status says
+    only that it ran)."""
+    names = ", ".join(dict.fromkeys(check_name(c) for c in row.checks))
+    if row.valid:
+        return f"yes ({escape(names)})" if names else "yes"
+    return f"no: {escape(names or row.status)}"
+
+
+NEAR_CEILING = ("Rows marked near-ceiling reached at least 80% of what the generator reaches against a server "
+                "that does nothing (the ceilings below): there the generator, not the stack, sets the figure, "
+                "which bounds the stack from below.")
 
 
 def _windows(results: ResultSet) -> dict[tuple[str, str], list[TrialResult]]:

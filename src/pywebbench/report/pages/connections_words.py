@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from pywebbench.analyze.rows import Row
 from pywebbench.analyze.shape_figures import Figure
+from pywebbench.report.common import latency_format
 from pywebbench.report.shape_columns import figure_text
 
 MODELS = ("sync", "threaded", "greenlet", "event loop", "other")
@@ -50,17 +51,32 @@ def _held(rows: Sequence[Row], asked: int) -> str:
 
 
 def model_sentence(model: str, rows: Sequence[Row], asked: int) -> str:
-    """One worker model at one N, from its stacks' rows."""
-    labels = ", ".join(f"`{r.label}`" for r in rows)
-    shapes = [r.shape for r in rows if r.shape is not None]
-    rss = [f for s in shapes if (f := s.rss_kb_per_connection) is not None]
-    p99 = [f for s in shapes if (f := s.p99_ms) is not None]
-    invalid = [f"`{r.label}` ({'errors' if r.status == 'ok' else r.status})" for r in rows if not r.valid]
-    text = (f"{model.capitalize()} ({labels}): {_held(rows, asked)}; RSS per idle connection "
-            f"{span(rss, '.1f', 'KB')}; active p99 {span(p99, '.2f', 'ms')}")
-    if invalid:
-        text += f"; not every window valid: {', '.join(invalid)}"
-    return text + "."
+    """One worker model at one N, from its stacks' rows: the valid ones' figures together, a stack
+    whose windows were invalid on its own (its figures are not the model's)."""
+    valid = [r for r in rows if r.valid]
+    parts = []
+    if valid:
+        shapes = [r.shape for r in valid if r.shape is not None]
+        rss = [f for s in shapes if (f := s.rss_kb_per_connection) is not None]
+        p99 = [f for s in shapes if (f := s.p99_ms) is not None]
+        labels = ", ".join(f"`{r.label}`" for r in valid)
+        parts.append(f"{model.capitalize()} ({labels}): {_held(valid, asked)}; RSS per idle connection "
+                     f"{span(rss, '.1f', 'KB')}; active p99 {_latencies(p99)}.")
+    for row in rows:
+        if not row.valid:
+            own = row.shape.p99_ms if row.shape is not None else None
+            failed = ", ".join(dict.fromkeys(c.split(":")[0] for c in row.checks)) or row.status
+            parts.append(f"{model.capitalize() if not valid else 'Also'} `{row.label}`, its windows invalid "
+                         f"({failed}): {_held([row], asked)}; active p99 {_latencies([own] if own else [])}.")
+    return " ".join(parts)
+
+
+def _latencies(figures: Sequence[Figure]) -> str:
+    values = sorted(f.value for f in figures)
+    if not values:
+        return "not read"
+    low, high = latency_format(values[0]), latency_format(values[-1])
+    return f"{low} ms" if low == high else f"{low}-{high} ms"
 
 
 def idle_paragraph(rows: Sequence[Row]) -> list[str]:
