@@ -144,11 +144,12 @@ class Recording:
                 proc.wait(timeout=STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 pass
-        proc.stop()
+        code = proc.stop()
         said = _said(proc)
         found = _SAMPLES.search(said)
         if found is None or not self.out.exists():
-            raise SamplerError(_first_error(said) or "py-spy wrote no samples")
+            # its exit says how it ended: by the signal (-2), killed at the end of the wait (-9), or on its own
+            raise SamplerError(_first_error(said) or f"py-spy wrote no samples (it exited with {code})")
         self.result = Sampled(self.out, int(found.group(1)), int(found.group(2)), self.native,
                               tuple(self.argv(self.native)))
 

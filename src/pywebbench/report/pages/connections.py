@@ -224,8 +224,8 @@ def _protocols(found: Measured) -> str:
     order = ("h1", "h2c", "h1-tls", "h2-tls")
     for (label, protocol), ws in sorted(windows.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1])
                                                                         if kv[0][1] in order else 9)):
-        rps = figure(ws, lambda t: t.load.rps if t.load else None)
-        p99 = figure(ws, lambda t: t.load.latency.at(99.0) if t.load else None)
+        rps = figure(ws, lambda t: t.load.rps if t.load else None, positive=True)
+        p99 = figure(ws, lambda t: t.load.latency.at(99.0) if t.load else None, positive=True)
         valid = all(t.valid for t in ws)
         lines.append(f"| `{label}` | {protocol} | {cell(rps, ',.0f')} | {cell(p99, 'ms')} | "
                      f"{rps.launches if rps else 0} | {'yes' if valid else 'no'} |")
