@@ -17,6 +17,7 @@ from pywebbench.analyze.rows import Row, latest_trials, summarize
 from pywebbench.analyze.shape_figures import figure
 from pywebbench.measure.checks import check_name
 from pywebbench.report.markdown import escape
+from pywebbench.report.pages.page_runs import machine_and_commands
 from pywebbench.report.pages.connections_words import cell, idle_paragraph, model_of
 from pywebbench.results.model import ResultSet, TrialResult
 from pywebbench.results.store import load_results, results_path
@@ -109,16 +110,8 @@ def _not_yet() -> str:
 
 
 def _machine(measured: dict[str, Measured | None]) -> str:
-    lines = ["## The machine and the commands", ""]
-    for name, found in measured.items():
-        if found is None:
-            continue
-        m = found.results.header.machine
-        lines.append(f"- **{name}**: `{escape(found.run.get('command', '?'))}` (exit {found.run.get('exit', '?')}, "
-                     f"{int(found.run.get('wall_s', 0)) // 60} min {int(found.run.get('wall_s', 0)) % 60:02d} s, "
-                     f"at {escape(str(found.run.get('commit', '?')))} on {escape(str(found.run.get('started_at', '?')))}; "
-                     f"{escape(m.cpu_model)}, {m.cpu_count} CPUs, {m.memory_mb:,} MiB, kernel {escape(m.kernel)})")
-    return "\n".join(lines)
+    return machine_and_commands((name, found.run, found.results.header.machine)
+                                for name, found in measured.items() if found is not None)
 
 
 def _section(part: Part, found: Measured | None) -> str:

@@ -21,6 +21,7 @@ from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.stats import Aggregation, aggregate_ci, ratio_centre, ratio_ci
 from pywebbench.measure.sizing import sized_from_host
 from pywebbench.report.markdown import escape
+from pywebbench.report.pages.page_runs import machine_and_commands
 from pywebbench.results.model import ResultSet, TrialResult, TrialStatus
 from pywebbench.results.server import AUTO_WORKERS, WorkerSizing
 from pywebbench.results.store import load_results, results_path
@@ -218,15 +219,7 @@ def _not_yet() -> str:
 
 
 def _machine(runs: dict[str, tuple[dict[str, Any], ResultSet]]) -> str:
-    lines = ["## The machine and the commands", ""]
-    for name, (run, found) in runs.items():
-        m = found.header.machine
-        wall = int(run.get("wall_s", 0))
-        lines.append(f"- **{name}**: `{escape(str(run.get('command', '?')))}` (exit {run.get('exit', '?')}, "
-                     f"{wall // 60} min {wall % 60:02d} s, at {escape(str(run.get('commit', '?')))} on "
-                     f"{escape(str(run.get('started_at', '?')))}; {escape(m.cpu_model)}, {m.cpu_count} CPUs, "
-                     f"{m.memory_mb:,} MiB, kernel {escape(m.kernel)})")
-    return "\n".join(lines)
+    return machine_and_commands((name, run, found.header.machine) for name, (run, found) in runs.items())
 
 
 def _section(workload: str, pairs: Sequence[Pair]) -> str:

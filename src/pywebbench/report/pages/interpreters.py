@@ -25,6 +25,7 @@ from pywebbench.analyze.shape_figures import Figure, figure
 from pywebbench.analyze.stats import Aggregation, ratio_centre, ratio_ci
 from pywebbench.plan.options import DEFAULT_SUITE
 from pywebbench.report.markdown import escape
+from pywebbench.report.pages.page_runs import machine_and_commands
 from pywebbench.results.model import EnvironmentRecord, ResultSet, TrialResult, TrialStatus
 from pywebbench.results.store import load_results, results_path
 
@@ -131,17 +132,8 @@ def _not_yet() -> str:
 
 
 def _commands(measured: dict[str, Measured | None]) -> str:
-    lines = ["## The machine and the commands", ""]
-    for name, found in measured.items():
-        if found is None:
-            continue
-        m, run = found.results.header.machine, found.run
-        wall = int(run.get("wall_s", 0))
-        lines.append(f"- **{name}**: `{escape(str(run.get('command', '?')))}` (exit {run.get('exit', '?')}, "
-                     f"{wall // 60} min {wall % 60:02d} s, at {escape(str(run.get('commit', '?')))} on "
-                     f"{escape(str(run.get('started_at', '?')))}; {escape(m.cpu_model)}, {m.cpu_count} CPUs, "
-                     f"{m.memory_mb:,} MiB, kernel {escape(m.kernel)})")
-    return "\n".join(lines)
+    return machine_and_commands((name, found.run, found.results.header.machine)
+                                for name, found in measured.items() if found is not None)
 
 
 def _section(part: Part, found: Measured | None) -> str:
