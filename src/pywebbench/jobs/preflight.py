@@ -54,15 +54,29 @@ def _method_problems(options: RunOptions, plan: Plan, baseline: str) -> list[str
 
 
 def _results_problems(run_dir: Path, resuming: bool) -> list[str]:
-    """The results directory: made now (nothing else is), writable, and empty unless resumed."""
+    """The results directory: writable, and empty unless resumed. Made and taken away again to
+    learn whether it can be made: a refused run leaves nothing behind, and the results writer makes
+    it private (0700) when the run starts."""
     if not resuming and results_path(run_dir).exists():
         return [f"{run_dir} already holds results; choose another --out or use --resume"]
+    missing = []
+    nearest = run_dir
+    while not nearest.exists() and nearest != nearest.parent:
+        missing.append(nearest)
+        nearest = nearest.parent
+    if not missing:
+        return [] if nearest.is_dir() and os.access(nearest, os.W_OK | os.X_OK) else \
+            [f"cannot write results to {run_dir}: not a writable directory"]
     try:
-        run_dir.mkdir(parents=True, exist_ok=True)
+        run_dir.mkdir(parents=True, mode=0o700)
     except OSError as exc:
         return [f"cannot write results to {run_dir}: {exc.strerror or exc}"]
-    if not os.access(run_dir, os.W_OK | os.X_OK):
-        return [f"cannot write results to {run_dir}: not writable by this user"]
+    finally:
+        for made in missing:  # deepest first
+            try:
+                made.rmdir()
+            except OSError:
+                pass
     return []
 
 
