@@ -6,7 +6,6 @@ launch means, analyze/shape_figures.py)."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,10 +16,9 @@ from pywebbench.analyze.rows import Row, latest_trials, summarize
 from pywebbench.analyze.shape_figures import figure
 from pywebbench.measure.checks import check_name
 from pywebbench.report.markdown import escape
-from pywebbench.report.pages.page_runs import machine_and_commands
+from pywebbench.report.pages.page_runs import PagePart, load_part, machine_and_commands
 from pywebbench.report.pages.connections_words import cell, idle_paragraph, model_of
 from pywebbench.results.model import ResultSet, TrialResult
-from pywebbench.results.store import load_results, results_path
 
 FOLDER = "connections"
 SCRIPT = "scripts/connections-page"
@@ -59,10 +57,17 @@ PARTS = (
 
 @dataclass(frozen=True)
 class Measured:
-    run: dict[str, Any]
-    results: ResultSet
+    part: PagePart
     rows: tuple[Row, ...]
     skipped: tuple[str, ...]
+
+    @property
+    def run(self) -> dict[str, Any]:
+        return self.part.run
+
+    @property
+    def results(self) -> ResultSet:
+        return self.part.results
 
 
 def render(results: Path) -> str:
@@ -79,12 +84,11 @@ def render(results: Path) -> str:
 
 
 def _load(folder: Path) -> Measured | None:
-    if not (folder / "run.json").exists() or not results_path(folder).exists():
+    part = load_part(folder)
+    if part is None:
         return None
-    run: dict[str, Any] = json.loads((folder / "run.json").read_text())
-    results = load_results(folder)
     console = (folder / "console.txt").read_text().splitlines() if (folder / "console.txt").exists() else []
-    return Measured(run, results, summarize(results).rows,
+    return Measured(part, summarize(part.results).rows,
                     tuple(line.strip() for line in console if line.startswith("skipped ")))
 
 
@@ -110,8 +114,7 @@ def _not_yet() -> str:
 
 
 def _machine(measured: dict[str, Measured | None]) -> str:
-    return machine_and_commands((name, found.run, found.results.header.machine)
-                                for name, found in measured.items() if found is not None)
+    return machine_and_commands({name: found.part if found else None for name, found in measured.items()})
 
 
 def _section(part: Part, found: Measured | None) -> str:

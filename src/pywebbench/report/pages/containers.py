@@ -9,22 +9,19 @@ them; the auto-vs-tuned ratio is the geometric means' with Welch's interval (sta
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.stats import Aggregation, aggregate_ci, ratio_centre, ratio_ci
 from pywebbench.measure.sizing import sized_from_host
 from pywebbench.report.markdown import escape
-from pywebbench.report.pages.page_runs import machine_and_commands
-from pywebbench.results.model import ResultSet, TrialResult, TrialStatus
+from pywebbench.report.pages.page_runs import load_part, machine_and_commands
+from pywebbench.results.model import TrialResult, TrialStatus
 from pywebbench.results.server import AUTO_WORKERS, WorkerSizing
-from pywebbench.results.store import load_results, results_path
 
 FOLDER = "containers"
 SCRIPT = "scripts/containers-page"
@@ -97,22 +94,16 @@ class Pair:
 
 def render(results: Path) -> str:
     folder = results / FOLDER
-    runs = {w: found for w in WORKLOADS if (found := _load(folder / w)) is not None}
+    runs = {w: found for w in WORKLOADS if (found := load_part(folder / w)) is not None}
     parts = [_intro()]
     if not runs:
         parts.append(_not_yet())
     else:
-        parts.append(_machine(runs))
-        for workload, (_run, results_set) in runs.items():
+        parts.append(machine_and_commands(runs))
+        for workload, results_set in ((w, part.results) for w, part in runs.items()):
             pairs = pairs_of(configs(results_set.trials, workload))
             parts.append(_section(workload, pairs))
     return "\n\n".join(parts).rstrip() + "\n"
-
-
-def _load(folder: Path) -> tuple[dict[str, Any], ResultSet] | None:
-    if not (folder / "run.json").exists() or not results_path(folder).exists():
-        return None
-    return json.loads((folder / "run.json").read_text()), load_results(folder)
 
 
 def configs(trials: Iterable[TrialResult], workload: str) -> list[Config]:
@@ -216,10 +207,6 @@ def _not_yet() -> str:
     return ("## Not measured yet\n\nNo results are committed under `docs/results/containers/`. On a quiet "
             f"machine, alone, run both workloads (`{SCRIPT}`, about 40 minutes on the 2-core VM) or one at a "
             f"time:\n\n```sh\n{commands}\n```\n\nthen `scripts/docs` to rebuild this page.")
-
-
-def _machine(runs: dict[str, tuple[dict[str, Any], ResultSet]]) -> str:
-    return machine_and_commands((name, run, found.header.machine) for name, (run, found) in runs.items())
 
 
 def _section(workload: str, pairs: Sequence[Pair]) -> str:

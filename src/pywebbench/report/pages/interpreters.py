@@ -11,23 +11,20 @@ intervals (analyze/gate.py)."""
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pywebbench.analyze.gate import BASE, HEAD, GateFigure, head_over_base
 from pywebbench.analyze.shape_figures import Figure, figure
 from pywebbench.analyze.stats import Aggregation, ratio_centre, ratio_ci
 from pywebbench.plan.options import DEFAULT_SUITE
 from pywebbench.report.markdown import escape
-from pywebbench.report.pages.page_runs import machine_and_commands
-from pywebbench.results.model import EnvironmentRecord, ResultSet, TrialResult, TrialStatus
-from pywebbench.results.store import load_results, results_path
+from pywebbench.report.pages.page_runs import PagePart, load_part, machine_and_commands
+from pywebbench.results.model import EnvironmentRecord, TrialResult, TrialStatus
 
 FOLDER = "interpreters"
 SCRIPT = "scripts/interpreters-page"
@@ -65,12 +62,6 @@ PARTS = (
 
 
 @dataclass(frozen=True)
-class Measured:
-    run: dict[str, Any]
-    results: ResultSet
-
-
-@dataclass(frozen=True)
 class Group:
     """One stack's windows in one cell: its interpreter, workers and threads."""
 
@@ -90,22 +81,16 @@ class Group:
 
 def render(results: Path) -> str:
     folder = results / FOLDER
-    measured = {part.name: _load(folder / part.name) for part in PARTS}
+    measured = {part.name: load_part(folder / part.name) for part in PARTS}
     parts = [_intro()]
     if not any(measured.values()):
         parts.append(_not_yet())
     else:
-        parts.append(_commands(measured))
+        parts.append(machine_and_commands(measured))
         for part in PARTS:
             parts.append(_section(part, measured[part.name]))
         parts.append(_limits())
     return "\n\n".join(parts).rstrip() + "\n"
-
-
-def _load(folder: Path) -> Measured | None:
-    if not (folder / "run.json").exists() or not results_path(folder).exists():
-        return None
-    return Measured(json.loads((folder / "run.json").read_text()), load_results(folder))
 
 
 def _intro() -> str:
@@ -131,12 +116,7 @@ def _not_yet() -> str:
             f"```sh\n{commands}\n```\n\nthen `scripts/docs` to rebuild this page.")
 
 
-def _commands(measured: dict[str, Measured | None]) -> str:
-    return machine_and_commands((name, found.run, found.results.header.machine)
-                                for name, found in measured.items() if found is not None)
-
-
-def _section(part: Part, found: Measured | None) -> str:
+def _section(part: Part, found: PagePart | None) -> str:
     head = f"## {part.title}\n\n{part.about}"
     if found is None:
         return f"{head}\n\nNot measured yet: `{SCRIPT} {part.name}`."
