@@ -48,7 +48,8 @@ from pywebbench.analyze.moderation import (
     moderated_intervals,
     spread_outlying,
 )
-from pywebbench.analyze.paired import CONFIDENCE, Interval, Observation, paired_ratios, table_intervals
+from pywebbench.analyze.paired import (CONFIDENCE, Interval, Observation, interval_from_bounds, paired_ratios,
+                                       table_intervals)
 from pywebbench.plan.interval_rule import OWN_DF, SPREADS_TO_POOL
 
 _Array = np.ndarray[Any, Any]
@@ -214,7 +215,7 @@ def table_intervals_all(sets: Mapping[str, Sequence[Observation]], baseline: str
         return out
     bounds = fit(window_array([sets[baseline], *(sets[label] for label in labels)]), confidence)
     for i, label in enumerate(labels):
-        out[label] = _interval(bounds, i, confidence)
+        out[label] = interval_from_bounds(bounds, i, 0.0, confidence)  # nothing lent: no prior df
     return out
 
 
@@ -237,13 +238,3 @@ def window_array(sets: Sequence[Sequence[Observation]]) -> _Array:
                 raise ValueError("values must be positive")
             out[i, launch_index[o.launch], slot[(o.launch, o.round)]] = math.log(o.value)
     return out
-
-
-def _interval(bounds: Bounds, index: int, confidence: float) -> Interval | None:
-    half = float(bounds.half[index])
-    if not math.isfinite(half):
-        return None
-    centre = float(bounds.centre[index])
-    return Interval(center=math.exp(centre), low=math.exp(centre - half), high=math.exp(centre + half),
-                    n_rounds=int(bounds.rounds[index]), n_launches=int(bounds.launches[index]),
-                    se_log=float(bounds.se[index]), df=float(bounds.df[index]), confidence=confidence)

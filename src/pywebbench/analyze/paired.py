@@ -222,7 +222,8 @@ def launch_array(sets: Sequence[Sequence[Observation]]) -> _Array:
     return out
 
 
-def _from_bounds(bounds: Bounds, index: int, prior_df: float, confidence: float) -> Interval | None:
+def interval_from_bounds(bounds: Bounds, index: int, prior_df: float, confidence: float) -> Interval | None:
+    """Row `index` of vectorised bounds (log scale) as an Interval; None where its half-width is not finite."""
     half = float(bounds.half[index])
     if not math.isfinite(half):
         return None
@@ -246,7 +247,7 @@ def ratio_interval(
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be between 0 and 1")
     bounds = launch_intervals(launch_array([ratios]), prior.variance, prior.df, confidence)
-    return _from_bounds(bounds, 0, prior.df, confidence)
+    return interval_from_bounds(bounds, 0, prior.df, confidence)
 
 
 def table_intervals(
@@ -265,7 +266,7 @@ def table_intervals(
     bounds, s0, d0 = moderated_intervals(launch_array([sets[label] for label in labels]), confidence)
     prior = Prior(float(s0), float(d0), len(labels)) if float(d0) > 0 else NO_PRIOR
     for i, label in enumerate(labels):
-        out[label] = _from_bounds(_row(bounds, i), 0, prior.df, confidence)
+        out[label] = interval_from_bounds(_row(bounds, i), 0, prior.df, confidence)
     return out, prior
 
 
