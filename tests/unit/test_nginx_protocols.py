@@ -5,11 +5,9 @@ TLS and HTTP/2 before an app that speaks HTTP/1.1 (measure/roles.py), real nginx
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import ssl
 import subprocess
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +25,7 @@ from pywebbench.plan.sessions import Session, make_plan
 from pywebbench.results.model import ServiceRecord, TrialSpec
 from pywebbench.services.nginx import BINARY, NginxService
 from pywebbench.services.watchdog import Watchdog
+from support.behind_server import behind_server
 from support.fake_loadgen import FakeLoadGenerator
 
 needs_nginx = pytest.mark.skipif(not Path(BINARY).exists(), reason="nginx is not installed")
@@ -88,25 +87,8 @@ def _session(stack: str, protocol: str) -> Session:
 @pytest.fixture
 def served() -> Iterator[RunningServer]:
     """A plain HTTP/1.1 server, as an app behind nginx is: it answers every GET with its name."""
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Length", "6")
-            self.end_headers()
-            self.wfile.write(b"behind")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield RunningServer(server.server_address[1], (), lambda: True, lambda: "")
-    finally:
-        server.shutdown()
-        server.server_close()
+    with behind_server(http11=True) as server:
+        yield server
 
 
 def _h2load(url: str, *flags: str) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import http.server
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Session, make_plan
 from pywebbench.services.nginx import BINARY
 from pywebbench.services.watchdog import Watchdog
+from support.behind_server import behind_server
 from support.fake_loadgen import FakeLoadGenerator
 
 
@@ -31,23 +30,8 @@ def _session(stack: str, workload: str = "hello") -> Session:
 @pytest.fixture
 def served() -> Iterator[RunningServer]:
     """A plain HTTP server answering every GET with its own name."""
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Length", "6")
-            self.end_headers()
-            self.wfile.write(b"behind")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield RunningServer(server.server_address[1], (), lambda: True, lambda: "")
-    finally:
-        server.shutdown()
-        server.server_close()
+    with behind_server(http11=False) as server:
+        yield server
 
 
 def _local(tmp_path: Path, topology: str, accountant: ProcAccountant, watchdog: Watchdog) -> LocalPlacement:
