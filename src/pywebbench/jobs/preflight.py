@@ -9,10 +9,10 @@ they are read (`RunOptions.validate`, plan/options.py); a command's own inputs b
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from pywebbench.core.errors import UserError
+from pywebbench.core.errors import UserError, refusals
 from pywebbench.measure.env_preflight import environment_problems
 from pywebbench.measure.limits_preflight import limits_problems
 from pywebbench.measure.placing import hosts_ready
@@ -29,7 +29,7 @@ def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[s
     """The plan's checks: duet's partner and baseline, the tools, the server's limits, the results
     directory, then the hosts (over SSH). Every problem found in one UserError, a line each.
     Returns the checked inventory (None on one host)."""
-    problems = [*_method_problems(options, plan, baseline), *_refusals(lambda: check_tools(plan, options)),
+    problems = [*_method_problems(options, plan, baseline), *refusals(lambda: check_tools(plan, options)),
                 *environment_problems(plan.trials, placed=options.placed),  # interpreters and pins
                 *limits_problems(plan.trials, placed=options.placed),  # the app server's cgroup limits
                 *_results_problems(run_dir, resuming)]
@@ -79,10 +79,3 @@ def _results_problems(run_dir: Path, resuming: bool) -> list[str]:
                 pass
     return []
 
-
-def _refusals(check: Callable[[], object]) -> list[str]:
-    try:
-        check()
-    except UserError as exc:
-        return exc.problems
-    return []

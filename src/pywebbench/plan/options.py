@@ -4,14 +4,14 @@ config file, the environment and the flags."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.catalog.protocols import parse_protocol
-from pywebbench.core.errors import UserError
+from pywebbench.core.errors import UserError, refusals
 from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
 from pywebbench.plan.generators import CHOSEN_GENERATORS, GENERATOR_NAMES, Generator
 from pywebbench.plan.hosts import check_placement
@@ -36,7 +36,6 @@ restart: a server start, warmup and one window per trial (the seeds' own method)
 interleaved, chosen for the run's workloads (plan/method_choice.py)."""
 ALLOCATIONS = ("even", "adaptive")
 TOPOLOGIES = ("direct", "nginx", "netns")
-T = TypeVar("T")
 """direct: the generator talks to the app server; nginx: through nginx as reverse proxy (seed 000)."""
 
 # Seed 000's headline stacks plus one of each other server family: a few minutes on 2 cores.
@@ -255,7 +254,7 @@ class RunOptions:
         # send is plan/protocol_plan.py's, per point
         for value, read in ((self.python, parse_python), (self.pin, parse_pin), (self.protocol, parse_protocol)):
             if value is not None:
-                yield from _refusals(read, value)
+                yield from refusals(lambda: read(value))
         if self.driver is not None and self.driver not in DRIVER_REQUIREMENTS:
             yield f"--driver must be one of {', '.join(DRIVER_REQUIREMENTS)}, got {self.driver!r}"
         if self.db not in DB_KINDS:
@@ -274,7 +273,7 @@ class RunOptions:
         return self.hosts is not None or self.topology == "netns"
 
     def _method_problems(self) -> Iterator[str]:
-        yield from _refusals(check_placement, self)  # asks the method and the generator what they can do
+        yield from refusals(lambda: check_placement(self))  # asks the method and the generator what they can do
         if self.max_rounds < self.rounds:
             yield f"--max-rounds ({self.max_rounds}) must be at least --repeats ({self.rounds})"
         if self.allocation not in ALLOCATIONS:
@@ -355,11 +354,3 @@ def parse_duration(value: Any) -> float:
     if total <= 0:
         raise UserError(f"bad duration {value!r}: must be positive")
     return total
-
-
-def _refusals(check: Callable[[T], object], value: T) -> Iterator[str]:
-    """A check that raises its refusal, as the lines of what it refused (none when it passes)."""
-    try:
-        check(value)
-    except UserError as exc:
-        yield from exc.problems
