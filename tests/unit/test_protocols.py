@@ -140,3 +140,10 @@ def test_the_run_s_tls_material_is_private(tmp_path: Path) -> None:
     assert Path(files.certificate).read_text().startswith("-----BEGIN CERTIFICATE-----")
     assert Path(files.key).read_text().startswith("-----BEGIN PRIVATE KEY-----")  # PKCS#8, as Granian reads
     assert tls_material(tmp_path / "run" / "tls") == files  # once per run
+
+
+def test_a_run_h2load_ended_early_is_read_in_the_unit_it_printed() -> None:
+    # h2load prints its time in us, ms or s; a window whose connections all ended before -D's end
+    # printed "finished in 412.50ms" (CI at af6a815) and was once an unreadable summary
+    summary = (FIXTURES / "granian-h2c.txt").read_text().replace("finished in 1.00s", "finished in 412.50ms")
+    assert parse_h2load(summary).load.duration_s == pytest.approx(0.4125)

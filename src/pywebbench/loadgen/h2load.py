@@ -112,7 +112,11 @@ def parse_h2load(summary: str, log: str = "", command: tuple[str, ...] = ()) -> 
     requests is h2load's `done`; a 3xx, 4xx or 5xx answer is a non-2xx; a request that `failed`
     (reset, unreadable, dropped: never answered with a status) is a read error, and its timeouts
     are timeouts."""
-    seconds = _number(r"finished in ([\d.]+)s", summary)
+    # h2load picks the unit: "finished in 1.00s", or ms/us when every connection failed at once
+    finished = re.search(r"finished in ([\d.]+(?:us|ms|s))", summary)
+    if finished is None:
+        raise LoadGenError("h2load's summary has no 'finished in' time")
+    seconds = _ms(finished[1]) / 1000.0
     done = int(_number(r"requests: .*?(\d+) done", summary))
     failed = int(_number(r"(\d+) failed", summary))
     timeouts = int(_number(r"(\d+) timeout", summary))
