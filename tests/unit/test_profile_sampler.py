@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pywebbench.profile.sampler import Recording, SamplerError, locate, unreadable
+from pywebbench.profile.sampler import NativeUnwindCrash, Recording, SamplerError, locate, unreadable
 from pywebbench.profile.stacks import read_collapsed
 
 BUSY = "import time\ndef spin():\n    while True:\n        sum(range(1000))\nspin()\n"
@@ -65,3 +65,26 @@ def test_what_the_sampler_can_read() -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def _crashing_py_spy(tmp_path: Path) -> str:
+    """A py-spy that attaches as the real one says it does, then dies of SIGSEGV mid-window, as
+    py-spy 0.4.3 --native did on gunicorn sync serving examples/notes (exit -11, no output)."""
+    script = tmp_path / "py-spy"
+    script.write_text("#!/bin/sh\necho 'py-spy> Sampling process 100 times a second for 5 seconds.'\n"
+                      "sleep 0.3\nkill -SEGV $$\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_a_native_sampler_that_crashes_mid_window_is_told_apart(tmp_path: Path) -> None:
+    with pytest.raises(NativeUnwindCrash, match="crashed \\(SIGSEGV\\)"):
+        with Recording(_crashing_py_spy(tmp_path), os.getpid(), tmp_path / "stacks.txt", bound_s=5):
+            time.sleep(1.0)
+
+
+def test_a_python_frames_only_sampler_that_crashes_is_a_plain_failure(tmp_path: Path) -> None:
+    with pytest.raises(SamplerError) as caught:
+        with Recording(_crashing_py_spy(tmp_path), os.getpid(), tmp_path / "stacks.txt", bound_s=5, native=False):
+            time.sleep(1.0)
+    assert not isinstance(caught.value, NativeUnwindCrash) and "-11" in str(caught.value)

@@ -28,7 +28,16 @@ from pywebbench.plan.app import APP_DIR_ENV
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan, Session, point_label
 from pywebbench.profile import files
-from pywebbench.profile.sampler import RATE_HZ, Recording, Sampled, SamplerError, locate, unreadable, version
+from pywebbench.profile.sampler import (
+    RATE_HZ,
+    NativeUnwindCrash,
+    Recording,
+    Sampled,
+    SamplerError,
+    locate,
+    unreadable,
+    version,
+)
 from pywebbench.profile.flame import by_category
 from pywebbench.profile.split import Category, function_categories, on_cpu, packages_of, split
 from pywebbench.profile.stacks import by_function, compact, read_collapsed
@@ -118,16 +127,26 @@ def _profiled(runner: Runner, live: Live, spec: TrialSpec, workload: Workload, p
     runner.progress(f"{session.label} {workload.name} (profile)", spec.warmup_s + spec.settle_s + spec.duration_s)
     request = runner.windows.load_request(spec, live.port, workload.path, workload.requests, host=live.host)
     started_at = finished_at = ""
-    try:
-        runner.windows.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=spec.settle_s)
-        bound = spec.duration_s + SAMPLER_MARGIN_S
-        with Recording(py_spy, live.server.pids[0], folder / files.COLLAPSED, bound_s=bound) as recording:
-            started_at = precise_now()
-            load = runner.generator.run(request, runner.run_dir / "loadgen")
-            finished_at = precise_now()
-    except (LoadGenError, SamplerError, OSError) as exc:
-        first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        return ProfileRecord(spec, started_at or precise_now(), finished_at or precise_now(), error=first)
+    native, python_only_because = True, ""
+    while True:
+        try:
+            runner.windows.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=spec.settle_s)
+            bound = spec.duration_s + SAMPLER_MARGIN_S
+            with Recording(py_spy, live.server.pids[0], folder / files.COLLAPSED, bound_s=bound,
+                           native=native, python_only_because=python_only_because) as recording:
+                started_at = precise_now()
+                load = runner.generator.run(request, runner.run_dir / "loadgen")
+                finished_at = precise_now()
+            break
+        except NativeUnwindCrash as crash:
+            if not native:
+                raise  # cannot happen: only a --native recording raises it
+            native, python_only_because = False, f"{crash}; the window loaded again"  # the sampler line says so
+            runner.progress(f"{session.label} {workload.name} (profile again: {crash})",
+                            spec.warmup_s + spec.settle_s + spec.duration_s)
+        except (LoadGenError, SamplerError, OSError) as exc:
+            first = (str(exc).splitlines() or [type(exc).__name__])[0]
+            return ProfileRecord(spec, started_at or precise_now(), finished_at or precise_now(), error=first)
     assert recording.result is not None  # set by a Recording that exited without raising
     return _record(runner, live, spec, load, recording.result, (started_at, finished_at), said)
 
@@ -145,7 +164,8 @@ def _record(runner: Runner, live: Live, spec: TrialSpec, load: LoadResult, sampl
     categories = function_categories(busy, packages)
     speedscope, flame = files.write_views(sampled.path.parent, busy, functions, title, by_category(categories))
     measured = measured_rps(runner, spec)
-    how = f"{said} --rate {RATE_HZ}" + (" --native" if sampled.native else " --nonblocking (no native frames here)")
+    how = f"{said} --rate {RATE_HZ}" + (" --native" if sampled.native else
+                                        f" --nonblocking (Python frames only: {sampled.python_only_because})")
     return ProfileRecord(
         spec, window[0], window[1], load=load, sampler=how, samples=busy.total, idle_samples=idle.total,
         sampler_errors=sampled.errors,

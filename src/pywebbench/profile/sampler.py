@@ -37,6 +37,15 @@ class SamplerError(RuntimeError):
     """py-spy could not sample the server (said in one line)."""
 
 
+class NativeUnwindCrash(SamplerError):
+    """py-spy --native died of a signal of its own mid-window (SIGSEGV in its native unwinder:
+    seen here on gunicorn sync serving examples/notes, about one 30 s window in two, never without
+    --native). The window is worth loading again with Python frames only."""
+
+
+CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL})
+
+
 def locate() -> str | None:
     """py-spy on PATH, else beside the harness's interpreter (the wheel's binary in .venv/bin)."""
     return tools.locate("py-spy")
@@ -89,17 +98,20 @@ class Sampled:
     """Samples py-spy could not read (a process changing under it)."""
     native: bool
     command: tuple[str, ...]
+    python_only_because: str = ""
+    """Why a recording asked for native frames has Python frames only ("" when native)."""
 
 
 class Recording:
     """py-spy recording one server while the `with` block runs (the load goes inside it)."""
 
     def __init__(self, py_spy: str, pid: int, out: Path, *, bound_s: float, rate_hz: int = RATE_HZ,
-                 native: bool = True) -> None:
+                 native: bool = True, python_only_because: str = "") -> None:
         self.py_spy, self.pid, self.out = py_spy, pid, out
         self.bound_s = max(1, math.ceil(bound_s))  # py-spy takes whole seconds
         self.rate_hz = rate_hz
         self.native = native
+        self.python_only_because = python_only_because
         self._proc: ManagedProcess | None = None
         self.result: Sampled | None = None
 
@@ -116,6 +128,7 @@ class Recording:
             if not self.native:
                 raise
             self.native = False  # no native unwinding here: Python frames only, without pausing
+            self.python_only_because = "no native unwinding on this platform"
             self._proc = self._attach(False)
         return self
 
@@ -148,10 +161,12 @@ class Recording:
         said = _said(proc)
         found = _SAMPLES.search(said)
         if found is None or not self.out.exists():
+            if self.native and code is not None and -code in CRASH_SIGNALS:
+                raise NativeUnwindCrash(f"py-spy --native crashed ({signal.Signals(-code).name})")
             # its exit says how it ended: by the signal (-2), killed at the end of the wait (-9), or on its own
             raise SamplerError(_first_error(said) or f"py-spy wrote no samples (it exited with {code})")
         self.result = Sampled(self.out, int(found.group(1)), int(found.group(2)), self.native,
-                              tuple(self.argv(self.native)))
+                              tuple(self.argv(self.native)), self.python_only_because)
 
 
 def _said(proc: ManagedProcess) -> str:
