@@ -27,6 +27,7 @@ from pywebbench.plan.interval_rule import launches_needed
 from pywebbench.plan.sessions import Session
 from pywebbench.results.model import Method, TrialResult, TrialSpec
 from pywebbench.measure.round_plan import Budget, RoundPlan, SetOutcome
+from pywebbench.measure.launch_blocks import neighbour_blocks, random_blocks, ranking
 from pywebbench.measure.runner import Runner
 from pywebbench.measure.isolation import Isolation
 from pywebbench.measure.duet_window import DuetWindow
@@ -55,11 +56,12 @@ class Rounds:
         self.duet_window = DuetWindow(runner, self.isolation, self.rng)
         self._set_start = 0
         self._blocks: list[set[str]] = []
+        self._cycles = 0
         self._rounds_of: Counter[str] = Counter()
 
     def run(self, plan: RoundPlan) -> SetOutcome:
         results_before = self._set_start = len(self.runner.results)
-        self._blocks, self._rounds_of = [], Counter()
+        self._blocks, self._rounds_of, self._cycles = [], Counter(), 0
         round_no = plan.first_round
         done = rounds_run = 0
         stopped = "rounds"
@@ -144,14 +146,15 @@ class Rounds:
         return measuring
 
     def _next_block(self, plan: RoundPlan) -> set[str]:
-        """The next block of at most plan.block stacks, and the baseline. A cycle's blocks are
-        drawn afresh (a random partition into blocks of near-equal size), so each stack's
-        companions change from cycle to cycle."""
+        """The next block of at most plan.block stacks, and the baseline: a random partition the
+        first cycle, runs of neighbours in the ranking so far after (measure/launch_blocks.py)."""
         if not self._blocks:
             others = sorted({s.label for s in plan.sessions(plan.first_round)} - {plan.baseline})
-            self.rng.shuffle(others)
-            count = max(1, math.ceil(len(others) / max(1, plan.block or 1)))
-            self._blocks = [set(others[i::count]) for i in range(count)]
+            ranked = ranking(self.runner.results[self._set_start:], others) if self._cycles else None
+            block = max(1, plan.block or 1)
+            self._blocks = (random_blocks(others, block, self.rng) if ranked is None
+                            else neighbour_blocks(ranked, block, self._cycles))
+            self._cycles += 1
         return {plan.baseline, *self._blocks.pop(0)}
 
     def _still_open(self, plan: RoundPlan, wide: Sequence[str], measuring: set[str] | None) -> set[str]:
