@@ -23,8 +23,8 @@ from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import make_plan
 from pywebbench.plan.sweep import Knob, grid, parse_knob, parse_knobs
 from pywebbench.report.html import render_html
-from pywebbench.report.html_charts import AXES
-from pywebbench.report.record import CSV_COLUMNS
+from pywebbench.report.html_charts import axes as chart_axes
+from pywebbench.report.record import csv_columns
 from pywebbench.results.model import SCHEMA_VERSION, TrialSpec
 from pywebbench.results.store import ResultsWriter, load_results, results_path
 from support.builders import header, trial
@@ -75,9 +75,9 @@ def test_each_value_is_a_cell_with_a_file_safe_trial_id() -> None:
 def test_the_knobs_in_words_and_on_the_chart_axis() -> None:
     varied = dataclasses.replace(SPEC, python="3.14t", pin="gunicorn==22.0.0")
     assert knob_labels(varied)[-2:] == ["Python 3.14t", "pin gunicorn==22.0.0"]
-    axes = {a.field: a for a in AXES}
+    axes = {a.field: a for a in chart_axes()}
     assert axes["python"].value(varied) == "3.14t" and axes["python"].value(axes["python"].blank(varied)) is None
-    assert {"python", "pin"} <= set(CSV_COLUMNS)
+    assert {"python", "pin"} <= set(csv_columns())
 
 
 def test_results_keep_what_was_asked_and_what_ran(tmp_path: Path) -> None:

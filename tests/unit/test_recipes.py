@@ -1,50 +1,187 @@
 """docs/layout.md's recipes kept true: each knob and each load generator is in every place the
-recipe names, so one added with a place forgotten fails here, not in a user's sweep."""
+recipe names, so one added with a place forgotten fails here, not in a user's sweep.
+
+A knob is one declaration (plan/knob_declarations.py); `recipe_problems` follows one from the
+`--knob` text to a planned sweep, its words, its CSV and JSON columns and its chart axis. It is
+run on every declared knob, on a throwaway knob this file registers, and with each place that
+derives from the declarations made to drop that knob, to show each check can fail.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import pytest
+
+from pywebbench.catalog.registry import build_catalog
+from pywebbench.core.errors import UserError
 from pywebbench.loadgen.registry import GENERATORS
+from pywebbench.plan import knobs as knob_words
+from pywebbench.plan import sessions
+from pywebbench.plan import sweep
 from pywebbench.plan.declared import OPTIONS
+from pywebbench.plan.knob_declarations import Kind, Knob, declared_knobs, register_knob, withdraw_knob
 from pywebbench.plan.knobs import knob_labels
-from pywebbench.plan.options import GENERATOR_NAMES, RunOptions
-from pywebbench.plan.sweep import Knob
-from pywebbench.report.html_charts import AXES
-from pywebbench.results.model import TrialSpec
+from pywebbench.plan.options import GENERATOR_NAMES, TOPOLOGIES, RunOptions
+from pywebbench.plan.sessions import make_plan
+from pywebbench.plan.sweep import grid, parse_knob
+from pywebbench.plan.text_knobs import TextGrammar
+from pywebbench.report import html_charts, record
+from pywebbench.report.formats import renderer
+from pywebbench.results.model import Cell, TrialResult, TrialSpec, TrialStatus
+from pywebbench.results.store import ResultsWriter, load_results, results_path
 from pywebbench.stage.doctor import check
+from support.builders import header, stack
+from support.fake_loadgen import synthetic_result
 
-SPEC = TrialSpec("t", "flask:gunicorn-sync", "hello", 10, 1.0, 0.0, 1, "wrk", method="interleaved")
-SETTINGS: dict[str, object] = {
-    "connections": 64, "workers": 4, "threads": 8, "max_db_sessions": 20, "db_delay_s": 0.02, "db_pool": 5,
-    "upstream_delay_s": 0.05, "cpu_size": 5000, "stack_cpus": (1,), "rate": 500.0, "rtt_s": 0.002,
-    "cpu_quota": 0.5, "memory_limit": 256 * 2**20, "python": "3.12", "pin": "gunicorn==22.0.0",
-    "protocol": "h2c",
+SWEEPS: dict[str, tuple[str, str, str]] = {
+    "connections": ("10,20", "0", "hello"), "workers": ("auto,2", "-1", "hello"), "threads": ("2,4", "1.5", "hello"),
+    "max_db_sessions": ("20,40", "0", "db"), "db_delay": ("0,20ms", "-1ms", "db"),
+    "upstream_delay": ("0,50ms", "soon", "upstream"), "stack_cpus": ("1,2", "0", "hello"),
+    "rate": ("100,200", "0", "hello"), "db_pool": ("0,2", "-1", "db"), "cpu_size": ("1000,2000", "0", "cpu"),
+    "rtt": ("0,2ms", "-2ms", "hello"), "cpu_quota": ("0.5,1", "0.001", "hello"),
+    "memory_limit": ("256M,512M", "1K", "hello"), "python": ("3.11,3.12", "jython", "hello"),
+    "pin": ("gunicorn==22.0.0,gunicorn==23.0.0", "==", "hello"), "protocol": ("h1,h1-tls", "spdy", "hello"),
 }
-"""A value of each knob as a window's TrialSpec holds it (the test fails first for a new knob)."""
+"""Per knob: two values to sweep, a value its grammar refuses, a workload whose trials record it
+(a new knob fails first here: give it a line)."""
+
+_FRONT_GRAMMAR: TextGrammar = (lambda text: text.split(","), lambda item: _topology(item))
 
 
-def test_every_knob_is_an_option_a_spec_field_a_label_and_a_chart_axis() -> None:
-    options = {f.name for f in dataclasses.fields(RunOptions)}
-    spec_fields = {f.name for f in dataclasses.fields(TrialSpec)}
-    declared = {o.field for o in OPTIONS}
-    axes = {a.field: a for a in AXES}
-    for knob in Knob:
-        field = knob.field
-        assert field in options, f"{knob}: no RunOptions field {field}"
-        assert field in declared, f"{knob}: not declared in plan/declared.OPTIONS"
-        assert field in spec_fields, f"{knob}: windows do not record {field} (results/model.TrialSpec)"
-        assert field in SETTINGS, f"{knob}: give this test a value of it"
-        varied = dataclasses.replace(SPEC, **{field: SETTINGS[field]})
-        assert knob_labels(varied) != knob_labels(dataclasses.replace(varied, **{field: _blank(field)})), \
-            f"{knob}: plan/knobs.knob_labels does not say it"
-        axis = axes.get(field)
-        assert axis is not None, f"{knob}: no chart axis in report/html_charts.AXES"
-        assert axis.value(varied) is not None and axis.value(axis.blank(varied)) in (None, 0.0), knob
+def _topology(item: str) -> str:
+    if item.strip() not in TOPOLOGIES:
+        raise UserError(f"front: {item.strip()!r} is not one of {', '.join(TOPOLOGIES)}")
+    return item.strip()
 
 
-def _blank(field: str) -> object:
-    return {"connections": 1, "stack_cpus": (), "db_pool": 0}.get(field)
+FRONT = Knob("front", "topology", Kind.TEXT, lambda v: None if v == "direct" else f"fronted by {v}", "front",
+             unset="direct", grammar=_FRONT_GRAMMAR)
+"""A throwaway knob over a field already recorded and compared (`--topology`) but not swept."""
+
+
+@pytest.fixture()
+def front() -> Iterator[Knob]:
+    register_knob(FRONT)
+    SWEEPS["front"] = ("direct,nginx", "carrier-pigeon", "hello")
+    yield FRONT
+    withdraw_knob(FRONT)
+    del SWEEPS["front"]
+
+
+def recipe_problems(knob: Knob, tmp: Path) -> list[str]:
+    """Where this knob does not get to: its field, its grammar, a planned sweep, words, columns, axis."""
+    problems = _fields(knob)
+    if knob.name not in SWEEPS:
+        return [*problems, f"{knob.name}: give SWEEPS a line (two values, a bad one, a workload)"]
+    good, bad, workload = SWEEPS[knob.name]
+    try:
+        axis = parse_knob(f"{knob.name}={good}")
+    except UserError as exc:
+        return [*problems, f"{knob.name}: the sweep grammar refuses {good!r}: {exc}"]
+    try:
+        parse_knob(f"{knob.name}={bad}")
+        problems.append(f"{knob.name}: the sweep grammar takes {bad!r}")
+    except UserError as exc:
+        if "\n" in str(exc) or knob.name not in str(exc):
+            problems.append(f"{knob.name}: refusing {bad!r} is not one line naming the knob: {exc}")
+    points = [tuple(p.overrides().items()) for p in grid([axis])]
+    # gthread: a threaded stack, so its trials record threads too
+    options = RunOptions(stacks=("flask:gunicorn-gthread",), workloads=(workload,), repeats=1, seed=1)
+    specs = make_plan(build_catalog(), options, (0, 1, 2, 3), points).trials
+    if len({getattr(s, knob.field) for s in specs}) != 2 or len({s.cell for s in specs}) != 2:
+        problems.append(f"{knob.name}: the planned trials do not record and compare its two values (plan/sessions.py)")
+    return problems + _said(knob, specs) + _columns(knob, specs, tmp) + _axis(knob, specs)
+
+
+def _fields(knob: Knob) -> list[str]:
+    places = {"RunOptions (plan/options.py)": {f.name for f in dataclasses.fields(RunOptions)},
+              "plan/declared.OPTIONS": {o.field for o in OPTIONS},
+              "results/model.TrialSpec": {f.name for f in dataclasses.fields(TrialSpec)},
+              "results/model.Cell": set(Cell._fields)}
+    return [f"{knob.name}: no field {knob.field} in {place}"
+            for place, fields in places.items() if knob.field not in fields]
+
+
+def _said(knob: Knob, specs: tuple[TrialSpec, ...]) -> list[str]:
+    words = [w for s in specs if (w := knob.words(getattr(s, knob.field))) is not None]
+    missing = [w for s in specs if (w := knob.words(getattr(s, knob.field))) is not None and w not in knob_labels(s)]
+    return [f"{knob.name}: plan/knobs.knob_labels does not say {missing}"] if missing or not words else []
+
+
+def _columns(knob: Knob, specs: tuple[TrialSpec, ...], tmp: Path) -> list[str]:
+    writer = ResultsWriter(results_path(tmp), header())
+    for spec in specs:
+        ran = stack(spec.stack_id)  # a stack records its own worker and thread counts: as asked here
+        if hasattr(ran, knob.field) and getattr(spec, knob.field) is not None:
+            ran = dataclasses.replace(ran, **{knob.field: getattr(spec, knob.field)})
+        writer.add_trial(TrialResult(spec, ran, TrialStatus.OK, "2026-11-21T00:00:00+00:00",
+                                     "2026-11-21T00:00:03+00:00", load=synthetic_result(1000.0, 2.0), keepalive=True))
+    writer.finish("complete")
+    writer.close()
+    csv_header = renderer("csv")(load_results(tmp)).splitlines()[0].split(",")
+    json_rows = json.loads(renderer("json")(load_results(tmp)))["rows"]
+    shown = {row.get(knob.column) for row in json_rows}
+    if knob.column not in csv_header or knob.column not in record.knob_columns() or len(shown) != 2:
+        return [f"{knob.name}: no column {knob.column} with its values in the CSV and JSON (report/record.py)"]
+    return []
+
+
+def _axis(knob: Knob, specs: tuple[TrialSpec, ...]) -> list[str]:
+    axis = next((a for a in html_charts.axes() if a.field == knob.field), None)
+    if axis is None or axis.title != knob.axis:
+        return [f"{knob.name}: no chart axis {knob.axis!r} in report/html_charts.axes()"]
+    placed = {axis.value(s) for s in specs} - {None}
+    if len(placed) < (1 if knob.auto else 2) or len({axis.blank(s).cell for s in specs}) != 1:
+        return [f"{knob.name}: report/html_charts.axes() does not place the planned points apart, "
+                "or its blank does not put them in one chart"]
+    return []
+
+
+def test_every_declared_knob_reaches_every_place(tmp_path: Path) -> None:
+    for knob in declared_knobs():
+        assert recipe_problems(knob, tmp_path / knob.name) == []
+
+
+def test_a_knob_registered_by_one_declaration_reaches_every_place(front: Knob, tmp_path: Path) -> None:
+    assert recipe_problems(front, tmp_path) == []
+    assert sweep.knob_named("front") is front and "front" in sweep.known_knobs()
+    with pytest.raises(UserError, match=r"^front: 'carrier-pigeon' is not one of direct, nginx, netns$"):
+        parse_knob("front=direct,carrier-pigeon")
+
+
+def _without(knob: Knob) -> Callable[[], tuple[Knob, ...]]:
+    return lambda: tuple(k for k in declared_knobs() if k is not knob)
+
+
+@pytest.mark.parametrize(("place", "says"), [
+    (sweep, "the sweep grammar"), (knob_words, "knob_labels"), (record, "report/record.py"),
+    (html_charts, "html_charts.axes()"),
+])
+def test_the_recipe_check_fails_when_one_place_drops_the_knob(
+        front: Knob, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, place: object, says: str) -> None:
+    monkeypatch.setattr(place, "declared_knobs", _without(front))
+    problems = recipe_problems(front, tmp_path)
+    assert problems and all(says in p for p in problems), problems
+
+
+def test_the_recipe_check_fails_when_the_plan_does_not_record_the_knob(
+        front: Knob, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = sessions.knobs_for
+    monkeypatch.setattr(sessions, "knobs_for", lambda w, o: {k: v for k, v in real(w, o).items() if k != "topology"})
+    problems = recipe_problems(front, tmp_path)
+    assert problems and "plan/sessions.py" in problems[0], problems
+
+
+def test_the_recipe_check_fails_for_a_knob_without_a_field_or_a_sweep_line(tmp_path: Path) -> None:
+    orphan = Knob("orphan", "no_such_field", Kind.COUNT, str, "orphan")
+    assert recipe_problems(orphan, tmp_path) == [
+        f"orphan: no field no_such_field in {place}" for place in
+        ("RunOptions (plan/options.py)", "plan/declared.OPTIONS", "results/model.TrialSpec", "results/model.Cell")
+    ] + ["orphan: give SWEEPS a line (two values, a bad one, a workload)"]
 
 
 def test_every_generator_is_named_made_and_checked_before_a_run() -> None:

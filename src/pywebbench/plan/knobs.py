@@ -2,58 +2,51 @@
 
 `knob_labels` says what sets a cell apart ("query delay 20 ms", "via nginx") for table titles
 and notes; `knob_short` is the compact `name=value` of ranking views; `knob_args` writes a
-grid back as the `--knob` texts the sweep grammar reads.
+grid back as the `--knob` texts the sweep grammar reads. Each knob's words come from its
+declaration (plan/knob_declarations.py), read when called, so a knob declared later is said too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
+from pywebbench.plan.knob_declarations import Kind, cpus_label, declared_knobs
 from pywebbench.plan.limits import format_bytes
 from pywebbench.results.model import TrialSpec
 from pywebbench.results.server import AUTO_WORKERS
 
+__all__ = ["cpus_label", "knob_args", "knob_labels", "knob_short"]
 
-def cpus_label(cpus: tuple[int, ...]) -> str:
-    return ",".join(str(c) for c in cpus) or "all"
+_WORDS_FIRST = ("rate", "connections", "workers", "threads", "topology", "db_delay_s", "max_db_sessions",
+                "db_pool", "upstream_delay_s", "cpu_size", "stack_cpus")
+"""The order titles have always read in; fields not listed (every knob declared since) follow in
+declaration order."""
+_NOT_KNOBS: dict[str, Callable[[Any], str | None]] = {
+    "topology": lambda topology: None if topology == "direct" else f"via {topology}",
+}
+"""What else sets a cell apart, said alike though no `--knob` sweeps it."""
 
 
 def knob_labels(spec: TrialSpec, omit: Iterable[str] = ()) -> list[str]:
     """The knobs that set this cell apart, in words; `omit` names TrialSpec fields to leave out
     (a sweep's own axis)."""
     skip = set(omit)
-    parts: list[tuple[str, str | None]] = [
-        ("rate", None if spec.rate is None else f"open loop at {spec.rate:,.0f} req/s"),
-        ("connections", f"{spec.connections} connections"),
-        ("workers", None if spec.workers is None else
-         "workers chosen by the server" if spec.workers == AUTO_WORKERS else f"{spec.workers} workers"),
-        ("threads", None if spec.threads is None else f"{spec.threads} threads"),
-        ("topology", None if spec.topology == "direct" else f"via {spec.topology}"),
-        ("db_delay_s", None if spec.db_delay_s is None else f"query delay {spec.db_delay_s * 1000:g} ms"),
-        ("max_db_sessions", None if spec.max_db_sessions is None else f"max DB sessions {spec.max_db_sessions}"),
-        ("db_pool", f"app pool {spec.db_pool}" if spec.db_pool else None),
-        ("upstream_delay_s",
-         None if spec.upstream_delay_s is None else f"upstream delay {spec.upstream_delay_s * 1000:g} ms"),
-        ("cpu_size", None if spec.cpu_size is None else f"sieve of {spec.cpu_size:,}"),
-        ("stack_cpus", f"stack CPUs {cpus_label(spec.stack_cpus)}"),
-        ("rtt_s", None if spec.rtt_s is None else f"RTT +{spec.rtt_s * 1000:g} ms per link"),
-        ("cpu_quota", None if spec.cpu_quota is None else f"CPU quota {spec.cpu_quota:g}"),
-        ("memory_limit", None if spec.memory_limit is None else f"memory limit {format_bytes(spec.memory_limit)}"),
-        ("python", None if spec.python is None else f"Python {spec.python}"),
-        ("pin", None if spec.pin is None else f"pin {spec.pin}"),
-        ("protocol", None if spec.protocol is None else f"over {spec.protocol}"),
-    ]
-    return [text for name, text in parts if text is not None and name not in skip]
+    words = {**_NOT_KNOBS, **{knob.field: knob.words for knob in declared_knobs()}}
+    order = [f for f in _WORDS_FIRST if f in words] + [f for f in words if f not in _WORDS_FIRST]
+    said = ((field, getattr(spec, field, None)) for field in order if field not in skip)
+    return [text for field, value in said if value is not None and (text := words[field](value)) is not None]
 
 
 def knob_short(name: str, value: object) -> str:
-    """`db_delay=20ms` for a TrialSpec field and its value (seconds become milliseconds)."""
-    if name == "workers" and value == AUTO_WORKERS:
-        return "workers=auto"
-    if name == "memory_limit" and isinstance(value, int):
-        return f"{name}={format_bytes(value)}"
-    if name.endswith("_s") and isinstance(value, float):
-        return f"{name[:-2]}={value * 1000:g}ms"
+    """`db_delay=20ms` for a TrialSpec (or Cell) field and its value (seconds become milliseconds)."""
+    knob = next((k for k in declared_knobs() if k.field == name), None)
+    if knob is not None and knob.auto and value == AUTO_WORKERS:
+        return f"{knob.name}=auto"
+    if knob is not None and knob.kind is Kind.BYTES and isinstance(value, int):
+        return f"{knob.name}={format_bytes(value)}"
+    if knob is not None and knob.kind is Kind.SECONDS and isinstance(value, float):
+        return f"{knob.name}={value * 1000:g}ms"
     if isinstance(value, float):
         return f"{name}={value:g}"
     return f"{name}={value}"
@@ -65,6 +58,6 @@ def knob_args(grid: Sequence[tuple[str, Sequence[object]]]) -> tuple[str, ...]:
 
 
 def _arg(name: str, value: object) -> str:
-    if name == "workers" and value == AUTO_WORKERS:
+    if any(k.auto and k.name == name for k in declared_knobs()) and value == AUTO_WORKERS:
         return "auto"
     return f"{value:g}" if isinstance(value, float) else str(value)

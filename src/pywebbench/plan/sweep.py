@@ -34,9 +34,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from enum import Enum
 
 from pywebbench.core.errors import UserError
+# Kind and Knob are named from here by most callers; they are declared in plan/knob_declarations.py.
+from pywebbench.plan.knob_declarations import Kind as Kind
+from pywebbench.plan.knob_declarations import Knob as Knob
+from pywebbench.plan.knob_declarations import declared_knobs
 from pywebbench.plan.limits import AUTO, cpu_quota_problem, format_bytes, memory_limit_problem, parse_bytes
 from pywebbench.plan.text_knobs import text_values
 from pywebbench.results.server import AUTO_WORKERS
@@ -44,82 +47,6 @@ from pywebbench.results.server import AUTO_WORKERS
 KnobValue = int | float | str
 MAX_VALUES_PER_AXIS = 1000
 """A guard against typos like `1..1000000+1`, which would plan a million trials."""
-
-
-class Kind(Enum):
-    COUNT = "count"
-    SECONDS = "seconds"
-    RATE = "rate"
-    CPUS = "cpus"
-    """An amount of CPU time, in CPUs: 0.5 is half of one CPU's time."""
-    BYTES = "bytes"
-    """A size in bytes, written with K, M, G or T (binary)."""
-    TEXT = "text"
-    """A word read by the knob's own grammar (plan/text_knobs.py): an interpreter, a requirement."""
-
-
-@dataclass(frozen=True)
-class KnobSpec:
-    field: str
-    """The RunOptions field this knob overrides."""
-    kind: Kind
-    zero_allowed: bool = False
-    loadgen_only: bool = False
-    """True when changing it needs no server or service restart, only a new load run."""
-    auto: bool = False
-    """The word `auto` is a value (AUTO_WORKERS): the server chooses on its own."""
-
-
-class Knob(Enum):
-    CONNECTIONS = "connections"
-    WORKERS = "workers"
-    THREADS = "threads"
-    MAX_DB_SESSIONS = "max_db_sessions"
-    DB_DELAY = "db_delay"
-    UPSTREAM_DELAY = "upstream_delay"
-    STACK_CPUS = "stack_cpus"
-    RATE = "rate"
-    DB_POOL = "db_pool"
-    CPU_SIZE = "cpu_size"
-    RTT = "rtt"
-    CPU_QUOTA = "cpu_quota"
-    MEMORY_LIMIT = "memory_limit"
-    PYTHON = "python"
-    PIN = "pin"
-    PROTOCOL = "protocol"
-
-    @property
-    def spec(self) -> KnobSpec:
-        return _SPECS[self]
-
-    @property
-    def field(self) -> str:
-        return _SPECS[self].field
-
-
-_SPECS: dict[Knob, KnobSpec] = {
-    Knob.CONNECTIONS: KnobSpec("connections", Kind.COUNT, loadgen_only=True),
-    Knob.WORKERS: KnobSpec("workers", Kind.COUNT, auto=True),
-    Knob.THREADS: KnobSpec("threads", Kind.COUNT),
-    Knob.MAX_DB_SESSIONS: KnobSpec("max_db_sessions", Kind.COUNT),
-    Knob.DB_DELAY: KnobSpec("db_delay_s", Kind.SECONDS, zero_allowed=True),
-    Knob.UPSTREAM_DELAY: KnobSpec("upstream_delay_s", Kind.SECONDS, zero_allowed=True),
-    # A count of CPUs, not their ids: which CPUs is the caller's choice (it knows the machine).
-    Knob.STACK_CPUS: KnobSpec("stack_cpus", Kind.COUNT),
-    Knob.RATE: KnobSpec("rate", Kind.RATE, loadgen_only=True),
-    Knob.DB_POOL: KnobSpec("db_pool", Kind.COUNT, zero_allowed=True),
-    Knob.CPU_SIZE: KnobSpec("cpu_size", Kind.COUNT),
-    # The round trip added on every link between hosts (--hosts, --topology netns).
-    Knob.RTT: KnobSpec("rtt_s", Kind.SECONDS, zero_allowed=True),
-    # The app server's own cgroup (measure/cgroup_limits.py); the generator and services keep none.
-    Knob.CPU_QUOTA: KnobSpec("cpu_quota", Kind.CPUS),
-    Knob.MEMORY_LIMIT: KnobSpec("memory_limit", Kind.BYTES),
-    # Each value is another environment for every stack (stage/envs.py hashes the interpreter and pins).
-    Knob.PYTHON: KnobSpec("python", Kind.TEXT),
-    Knob.PIN: KnobSpec("pin", Kind.TEXT),
-    # A new server start each value: TLS and its certificate are on the server's command line.
-    Knob.PROTOCOL: KnobSpec("protocol", Kind.TEXT),
-}
 
 
 @dataclass(frozen=True)
@@ -150,24 +77,25 @@ class GridPoint:
 
 
 def known_knobs() -> str:
-    return ", ".join(k.value for k in Knob)
+    return ", ".join(k.name for k in declared_knobs())
 
 
 def knob_named(name: str) -> Knob:
-    try:
-        return Knob(name.strip().replace("-", "_").lower())
-    except ValueError:
-        raise UserError(f"unknown knob {name.strip()!r}; known knobs: {known_knobs()}") from None
+    wanted = name.strip().replace("-", "_").lower()
+    knob = next((k for k in declared_knobs() if k.name == wanted), None)
+    if knob is None:
+        raise UserError(f"unknown knob {name.strip()!r}; known knobs: {known_knobs()}")
+    return knob
 
 
 def format_value(knob: Knob, value: KnobValue) -> str:
     if isinstance(value, str):
         return value
-    if knob.spec.auto and value == AUTO_WORKERS:
+    if knob.auto and value == AUTO_WORKERS:
         return AUTO
-    if knob.spec.kind is Kind.BYTES:
+    if knob.kind is Kind.BYTES:
         return format_bytes(int(value))
-    if knob.spec.kind is Kind.SECONDS:
+    if knob.kind is Kind.SECONDS:
         if value == 0:
             return "0"
         if value < 1:
@@ -197,7 +125,7 @@ def _number(knob: Knob, text: str) -> Decimal:
 def _magnitude(knob: Knob, text: str) -> Decimal:
     """Parsed in the knob's unit and type, without the knob's sign rule (a range step has its own)."""
     text = text.strip()
-    kind = knob.spec.kind
+    kind = knob.kind
     if kind is Kind.SECONDS:
         match = _DURATION.fullmatch(text)
         if match is None:
@@ -225,11 +153,11 @@ def _magnitude(knob: Knob, text: str) -> Decimal:
 
 
 def _check_sign(knob: Knob, value: Decimal) -> None:
-    if knob.spec.zero_allowed and value < 0:
+    if knob.zero_allowed and value < 0:
         raise UserError(f"{knob.value} must not be negative, got {value}")
-    if not knob.spec.zero_allowed and value <= 0:
+    if not knob.zero_allowed and value <= 0:
         raise UserError(f"{knob.value} must be positive, got {value}")
-    floor = {Kind.CPUS: cpu_quota_problem, Kind.BYTES: memory_limit_problem}.get(knob.spec.kind)
+    floor = {Kind.CPUS: cpu_quota_problem, Kind.BYTES: memory_limit_problem}.get(knob.kind)
     why = floor(float(value)) if floor is not None else None
     if why is not None:
         raise UserError(f"{knob.value} {why}")
@@ -287,7 +215,7 @@ def _range(knob: Knob, item: str, match: re.Match[str]) -> list[Decimal]:
 
 
 def _final(knob: Knob, value: Decimal) -> KnobValue:
-    if knob.spec.kind in (Kind.COUNT, Kind.BYTES):
+    if knob.kind in (Kind.COUNT, Kind.BYTES):
         whole = int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP))
         _check_sign(knob, Decimal(whole))
         return whole
@@ -296,14 +224,14 @@ def _final(knob: Knob, value: Decimal) -> KnobValue:
 
 def parse_values(knob: Knob, text: str) -> tuple[KnobValue, ...]:
     """The values of VALUES in `--knob NAME=VALUES` (syntax in the module docstring)."""
-    if knob.spec.kind is Kind.TEXT:
-        return text_values(knob.value, text)
+    if knob.grammar is not None:
+        return text_values(knob.name, knob.grammar, text)
     values: list[KnobValue] = []
     for item in text.split(","):
         item = item.strip()
         if not item:
             raise UserError(f"{knob.value}: empty value in {text!r}")
-        if knob.spec.auto and item.lower() == AUTO:
+        if knob.auto and item.lower() == AUTO:
             values.append(AUTO_WORKERS)
             continue
         match = _RANGE.fullmatch(item) if ".." in item else None

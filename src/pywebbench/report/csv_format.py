@@ -7,7 +7,7 @@ import io
 
 from pywebbench.analyze.rows import summarize
 from pywebbench.report.common import inert
-from pywebbench.report.record import CSV_COLUMNS, PROFILE_COLUMNS, SHAPE_COLUMNS, flat, profile_flat, shape_flat
+from pywebbench.report.record import PROFILE_COLUMNS, SHAPE_COLUMNS, csv_columns, flat, profile_flat, shape_flat
 from pywebbench.results.model import ResultSet
 
 
@@ -16,7 +16,7 @@ def render_csv(results: ResultSet) -> str:
     rows = summarize(results).rows
     profiled = any(r.profile is not None for r in rows)  # --profile's columns only where there are profiles
     shaped = any(r.shape is not None for r in rows)  # a connection shape's figures only where there is one
-    columns = CSV_COLUMNS + (PROFILE_COLUMNS if profiled else ()) + (SHAPE_COLUMNS if shaped else ())
+    columns = csv_columns() + (PROFILE_COLUMNS if profiled else ()) + (SHAPE_COLUMNS if shaped else ())
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:

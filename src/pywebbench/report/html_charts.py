@@ -19,6 +19,7 @@ from plotly.colors import qualitative  # type: ignore[import-untyped]
 from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
 from pywebbench.analyze.rows import Row
+from pywebbench.plan.knob_declarations import Knob, declared_knobs
 from pywebbench.plan.knobs import knob_labels
 from pywebbench.report.common import interval, num, validity_label
 from pywebbench.results.model import TrialSpec
@@ -61,33 +62,21 @@ class Axis:
     """The spec with this knob cleared: what the other points of its sweep share."""
 
 
-def _opt(value: float | None, scale: float = 1.0) -> float | None:
-    return None if value is None else value * scale
+_AXES_FIRST = ("connections", "workers", "threads", "max_db_sessions", "db_delay_s", "db_pool", "upstream_delay_s",
+               "cpu_size", "stack_cpus", "rate")
+"""The order sweep charts have always come in; knobs declared since follow in declaration order."""
 
 
-AXES = (
-    Axis("connections", "connections", lambda s: float(s.connections), lambda s: replace(s, connections=0)),
-    # workers=auto (0) has no place on the axis: the count it chose is in the table.
-    Axis("workers", "workers", lambda s: _opt(s.workers or None), lambda s: replace(s, workers=None)),
-    Axis("threads", "threads", lambda s: _opt(s.threads), lambda s: replace(s, threads=None)),
-    Axis("max_db_sessions", "max DB sessions", lambda s: _opt(s.max_db_sessions),
-         lambda s: replace(s, max_db_sessions=None)),
-    Axis("db_delay_s", "query delay (ms)", lambda s: _opt(s.db_delay_s, 1000.0), lambda s: replace(s, db_delay_s=None)),
-    Axis("db_pool", "app DB pool", lambda s: _opt(s.db_pool), lambda s: replace(s, db_pool=None)),
-    Axis("upstream_delay_s", "upstream delay (ms)", lambda s: _opt(s.upstream_delay_s, 1000.0),
-         lambda s: replace(s, upstream_delay_s=None)),
-    Axis("cpu_size", "sieve size", lambda s: _opt(s.cpu_size), lambda s: replace(s, cpu_size=None)),
-    Axis("stack_cpus", "stack CPUs", lambda s: float(len(s.stack_cpus)) if s.stack_cpus else None,
-         lambda s: replace(s, stack_cpus=())),
-    Axis("rate", "offered rate (req/s)", lambda s: s.rate, lambda s: replace(s, rate=None)),
-    Axis("rtt_s", "added round trip (ms)", lambda s: _opt(s.rtt_s, 1000.0), lambda s: replace(s, rtt_s=None)),
-    Axis("cpu_quota", "app server's CPU quota (CPUs)", lambda s: s.cpu_quota, lambda s: replace(s, cpu_quota=None)),
-    Axis("memory_limit", "app server's memory limit (MiB)", lambda s: _opt(s.memory_limit, 1 / 2**20),
-         lambda s: replace(s, memory_limit=None)),
-    Axis("python", "interpreter", lambda s: s.python, lambda s: replace(s, python=None)),
-    Axis("pin", "pinned package", lambda s: s.pin, lambda s: replace(s, pin=None)),
-    Axis("protocol", "protocol", lambda s: s.protocol, lambda s: replace(s, protocol=None)),
-)
+def axes() -> tuple[Axis, ...]:
+    """A chart axis per declared knob (plan/knob_declarations.py), read when a report is drawn."""
+    rank = {field: i for i, field in enumerate(_AXES_FIRST)}
+    knobs = sorted(declared_knobs(), key=lambda k: rank.get(k.field, len(rank)))  # stable: the rest keep their order
+    return tuple(_axis(knob) for knob in knobs)
+
+
+def _axis(knob: Knob) -> Axis:
+    return Axis(knob.field, knob.axis, lambda s: knob.axis_value(getattr(s, knob.field)),
+                lambda s: replace(s, **{knob.field: knob.unset}))
 
 
 class Figures:
@@ -233,7 +222,7 @@ def _sweep_groups(rows: Sequence[Row], axis: Axis) -> Iterator[list[Row]]:
 
 
 def _sweeps(rows: Sequence[Row], colors: dict[str, str]) -> Iterator[tuple[str, str, go.Figure]]:
-    for axis in AXES:
+    for axis in axes():
         for group in _sweep_groups(rows, axis):
             spec = group[0].spec
             subtitle = " - ".join(knob_labels(spec, omit=(axis.field,)))
@@ -293,7 +282,7 @@ def _x_hover(xs: Sequence[object]) -> str:
 
 
 def _open_loop(rows: Sequence[Row], colors: dict[str, str]) -> go.Figure:
-    axis = next(a for a in AXES if a.field == "rate")
+    axis = next(a for a in axes() if a.field == "rate")
     figure = make_subplots(rows=1, cols=2, subplot_titles=(
         "achieved against offered req/s", "p99: corrected (solid), uncorrected (dotted)"))
     rates = sorted({x for r in rows if (x := axis.value(r.spec)) is not None})

@@ -1,9 +1,10 @@
 """The flat record of a row (one per stack x workload x knobs): the CSV's columns and the JSON's
 rows, raw numbers rounded to what was measured, no formatting.
 
-Every sweepable knob (plan/sweep.py) is a column of its own, made from the knob list, so rows that
-differ only in a knob's setting differ in a column: a knob named as `--knob` names it, durations
-in ms (`rtt_ms`, `db_delay_ms`), stack_cpus as the count of CPUs the stack had (the knob's unit).
+Every sweepable knob (plan/knob_declarations.py) is a column of its own, made from the declared
+knobs when a table is written, so rows that differ only in a knob's setting differ in a column: a
+knob named as `--knob` names it, durations in ms (`rtt_ms`, `db_delay_ms`), stack_cpus as the
+count of CPUs the stack had (the knob's unit).
 """
 
 from __future__ import annotations
@@ -11,15 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 from pywebbench.analyze.rows import Row
-from pywebbench.plan.sweep import Kind, Knob
+from pywebbench.plan.knob_declarations import Kind, Knob, declared_knobs
 
 
 def knob_column(knob: Knob) -> str:
     """The column a knob's setting is in: its name, `_ms` after a duration's, `_mb` after a size's (MiB)."""
-    return {Kind.SECONDS: f"{knob.value}_ms", Kind.BYTES: f"{knob.value}_mb"}.get(knob.spec.kind, knob.value)
+    return knob.column
 
 
-KNOB_COLUMNS: tuple[str, ...] = tuple(knob_column(k) for k in Knob)
+def knob_columns() -> tuple[str, ...]:
+    """Each declared knob's column, in declaration order."""
+    return tuple(knob_column(k) for k in declared_knobs())
+
+
 _COLUMNS: tuple[str, ...] = (
     "framework", "server", "worker_class", "type", "workers", "threads", "workload", "connections",
     "rps", "rps_ci_low", "rps_ci_high", "rps_min", "rps_max", "ratio", "ratio_ci_low", "ratio_ci_high",
@@ -31,13 +36,16 @@ _COLUMNS: tuple[str, ...] = (
     "method", "rounds", "launches", "tie_group", "cpu_ratio", "cpu_ratio_ci_low", "cpu_ratio_ci_high", "mde",
     "cpu_source",
 )
-CSV_COLUMNS: tuple[str, ...] = _COLUMNS + tuple(c for c in KNOB_COLUMNS if c not in _COLUMNS)
-"""The columns in their order; a knob's column that is not among them yet comes last."""
+
+
+def csv_columns() -> tuple[str, ...]:
+    """The columns in their order; a knob's column that is not among them yet comes last."""
+    return _COLUMNS + tuple(c for c in knob_columns() if c not in _COLUMNS)
 
 
 PROFILE_COLUMNS: tuple[str, ...] = ("cpu_kernel", "cpu_server", "cpu_framework", "cpu_app", "cpu_rest",
                                     "profile_samples", "profile_overhead", "profile_note")
-"""--profile's split (shares of the samples on the CPU), after CSV_COLUMNS in a run that has profiles."""
+"""--profile's split (shares of the samples on the CPU), after csv_columns() in a run that has profiles."""
 
 
 def profile_flat(row: Row) -> dict[str, Any]:
@@ -58,7 +66,7 @@ its interval's bounds (Student's t over launch means) and the launches it was ma
 SHAPE_COLUMNS: tuple[str, ...] = (
     *(f"{name}{part}" for name, _, _ in SHAPE_FIGURES for part in ("", "_ci_low", "_ci_high")),
     "shape_launches", "shape_asked", "shape_held_min", "shape_refused_max", "shape_closed_max")
-"""After CSV_COLUMNS in a run with a connection-shape workload."""
+"""After csv_columns() in a run with a connection-shape workload."""
 
 
 def shape_flat(row: Row) -> dict[str, Any]:
@@ -97,13 +105,13 @@ def knob_setting(row: Row, knob: Knob) -> Any:
     value = ran if ran is not None else getattr(row.spec, knob.field)
     if isinstance(value, tuple):
         return len(value) or None
-    if knob.spec.kind is Kind.BYTES:
+    if knob.kind is Kind.BYTES:
         return None if value is None else round(value / 2**20, 3)
-    return _ms(value) if knob.spec.kind is Kind.SECONDS else value
+    return _ms(value) if knob.kind is Kind.SECONDS else value
 
 
 def flat(row: Row) -> dict[str, Any]:
-    return {**{knob_column(k): knob_setting(row, k) for k in Knob}, **_described(row)}
+    return {**{knob_column(k): knob_setting(row, k) for k in declared_knobs()}, **_described(row)}
 
 
 def _described(row: Row) -> dict[str, Any]:
