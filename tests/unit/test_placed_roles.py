@@ -9,11 +9,11 @@ from typing import cast
 import pytest
 
 from pywebbench.catalog.servers import APPS_DIR
-from pywebbench.measure.launchers import GroupUsage
+from pywebbench.measure.accounting import GroupUsage, usage_between
 from pywebbench.measure.placement import HostPlacement, PlacedHost, PlacementConfig, _same_arch
 from pywebbench.measure.remote import RemoteLauncher
 from pywebbench.stage.ssh import SshConnection, SshError
-from pywebbench.measure.window import _remote_roles
+
 
 
 def test_the_placed_dsn_keeps_the_lane_database_the_local_backing_named(tmp_path: Path) -> None:
@@ -29,10 +29,19 @@ def test_the_placed_dsn_keeps_the_lane_database_the_local_backing_named(tmp_path
 def test_roles_usage_over_a_window_is_the_difference_at_its_edges() -> None:
     before = {"db": GroupUsage(10.0, 50.0, 5), "upstream": GroupUsage(1.0, 10.0, 1)}
     after = {"db": GroupUsage(10.6, 52.0, 6), "upstream": GroupUsage(1.1, 10.0, 1)}
-    used = {u.role: u for u in _remote_roles(before, after, 2.0)}
+    used = {u.role: u for u in usage_between(before, after, 2.0)}
     assert round(used["db"].cpu_s, 6) == 0.6 and used["db"].peak_rss_mb == 52.0 and used["db"].processes == 6
     assert round(used["db"].cpu_percent, 6) == 30.0 and round(used["upstream"].cpu_s, 6) == 0.1
-    assert _remote_roles(before, {"db": after["db"]}, 2.0)[0].role == "db"  # a role unread at one edge is left out
+    assert usage_between(before, {"db": after["db"]}, 2.0)[0].role == "db"  # a role unread at one edge is left out
+
+
+def test_the_placed_app_comes_first_and_names_where_its_cpu_was_read() -> None:
+    from pywebbench.measure.accounting import cpu_source
+    before = {"upstream": GroupUsage(1.0, 10.0, 1), "app": GroupUsage(5.0, 80.0, 3)}
+    after = {"upstream": GroupUsage(1.2, 10.0, 1), "app": GroupUsage(6.0, 81.0, 3)}
+    assert [u.role for u in usage_between(before, after, 1.0)] == ["app", "upstream"]
+    assert cpu_source(after, "cgroup") == "proc over ssh"
+    assert cpu_source({"upstream": after["upstream"]}, "cgroup") == "cgroup"  # the app unread: this machine's
 
 
 def test_the_server_s_argv_and_environment_name_the_staged_paths_on_its_host() -> None:

@@ -44,7 +44,7 @@ def test_loaded_directly_the_front_is_the_server_itself(tmp_path: Path, served: 
         assert (front.host, front.port, front.proxy_role) == (served.host, served.port, None)
     assert isinstance(placement.launcher(_session("flask:gunicorn-sync"), tmp_path), PythonLauncher)
     assert placement.app_environment({"PWB_DSN": "x"}) == {"PWB_DSN": "x"}
-    assert placement.db_peak(0) is None and placement.roles_usage() == {} and placement.take_pending() == []
+    assert placement.db_peak(0) is None and placement.usage(served) == {} and placement.take_pending() == []
 
 
 @pytest.mark.skipif(not Path(BINARY).exists(), reason="nginx is not installed")

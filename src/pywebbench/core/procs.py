@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any
+from typing import IO, Any
 
 import psutil
 
@@ -69,6 +69,7 @@ class ManagedProcess:
         grace_s: float = DEFAULT_GRACE_S,
         user: str | None = None,
         hold_stdin: bool = False,
+        pipe_stdout: bool = False,
     ) -> None:
         self.argv = list(argv)
         self.env = dict(env)
@@ -78,6 +79,8 @@ class ManagedProcess:
         self.user = user
         self.hold_stdin = hold_stdin
         """stdin a pipe the harness holds until stop(): the child sees it end when the harness dies."""
+        self.pipe_stdout = pipe_stdout
+        """stdout a pipe the harness reads (a channel's lines) instead of the log file."""
         log_dir.mkdir(parents=True, exist_ok=True)
         self.stdout_path = log_dir / f"{name}.stdout.log"
         self.stderr_path = log_dir / f"{name}.stderr.log"
@@ -98,7 +101,7 @@ class ManagedProcess:
                 env=self.env,
                 cwd=self.cwd,
                 stdin=subprocess.PIPE if self.hold_stdin else subprocess.DEVNULL,
-                stdout=out,
+                stdout=subprocess.PIPE if self.pipe_stdout else out,
                 stderr=err,
                 process_group=0,
                 close_fds=True,
@@ -109,6 +112,20 @@ class ManagedProcess:
 
     def poll(self) -> int | None:
         return None if self._popen is None else self._popen.poll()
+
+    @property
+    def stdin(self) -> IO[bytes]:
+        """The held stdin's write end (hold_stdin)."""
+        if self._popen is None or self._popen.stdin is None:
+            raise RuntimeError(f"{self.name} holds no stdin")
+        return self._popen.stdin
+
+    @property
+    def stdout(self) -> IO[bytes]:
+        """The piped stdout's read end (pipe_stdout)."""
+        if self._popen is None or self._popen.stdout is None:
+            raise RuntimeError(f"{self.name} pipes no stdout")
+        return self._popen.stdout
 
     def wait(self, timeout: float | None = None) -> int:
         if self._popen is None:
@@ -153,8 +170,12 @@ class ManagedProcess:
         for proc in self._known.values():
             _kill_if_same(proc)
         code = self._popen.wait()
-        if self._popen.stdin is not None:
-            self._popen.stdin.close()
+        for pipe in (self._popen.stdin, self._popen.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass  # a held stdin whose reader has gone: nothing left to flush
         if _wait_group_gone(pgid, timeout_s=5.0):
             orphans.forget_group(pgid)  # a group still there stays recorded: the run's guard tries again
         self._stopped = code

@@ -31,10 +31,36 @@ from pywebbench.core.orphans import record_cgroups
 from pywebbench.results.model import ResourceUsage
 
 MIB = 1024 * 1024
+PLACED_SOURCE = "proc over ssh"
+"""The app's CPU read on its own host by its placement: its server's process group in /proc, at the window's edges."""
 CGEXEC = Path(__file__).with_name("cgexec.py")
 ENROLL_PASSES = 5
 LOADGEN = "loadgen"
 HARNESS = "harness"
+
+
+@dataclass(frozen=True)
+class GroupUsage:
+    """A role's process group (or tree) as /proc on its host shows it: what a placement reads itself."""
+
+    cpu_s: float
+    """user + system of its live processes, plus what they reaped (so a worker that ended still counts)."""
+    rss_mb: float
+    processes: int
+
+
+def usage_between(before: Mapping[str, GroupUsage], after: Mapping[str, GroupUsage],
+                  window_s: float) -> tuple[ResourceUsage, ...]:
+    """The placed roles' usage over a window, each read at both edges (RSS at its end, not a peak),
+    the app's first; a role unread at either edge is left out (blank, not zero)."""
+    roles = sorted(before.keys() & after.keys(), key=lambda role: (role != "app", role))
+    return tuple(ResourceUsage(role, max(0.0, after[role].cpu_s - before[role].cpu_s), after[role].rss_mb,
+                               after[role].processes, window_s) for role in roles)
+
+
+def cpu_source(after: Mapping[str, GroupUsage], local: str) -> str:
+    """Where the window's app CPU came from: its placement's read on its host, else this machine's accountant."""
+    return PLACED_SOURCE if "app" in after else local
 
 
 @dataclass

@@ -19,6 +19,7 @@ import psutil
 from pywebbench.catalog.model import LaunchSpec, Stack
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.loadgen.base import taskset_prefix
+from pywebbench.measure.accounting import GroupUsage
 from pywebbench.measure.filelimits import nofile_prefix
 from pywebbench.plan.app import APP_DIR_ENV
 from pywebbench.plan.protocol_plan import app_protocol
@@ -50,16 +51,6 @@ class RunningServer:
     """The address it listens on: loopback here, the app host's own address on another host."""
     group_usage: Callable[[], GroupUsage | None] | None = None
     """On another host (no local pids to account): its process group's CPU so far and RSS now."""
-
-
-@dataclass(frozen=True)
-class GroupUsage:
-    """A remote server's process group as /proc on its host shows it."""
-
-    cpu_s: float
-    """user + system of its live processes, plus what they reaped (so a worker that ended still counts)."""
-    rss_mb: float
-    processes: int
 
 
 def process_tree(roots: tuple[int, ...]) -> set[int]:

@@ -43,7 +43,8 @@ from pywebbench.measure.ceiling import no_ceiling
 from pywebbench.measure.placed_load import PlacedGenerator
 from pywebbench.measure.placed_proxy import ProxyHost, proxied_front
 from pywebbench.measure.placed_upstream import PlacedUpstream
-from pywebbench.measure.launchers import GroupUsage, RunningServer
+from pywebbench.measure.accounting import GroupUsage
+from pywebbench.measure.launchers import RunningServer
 from pywebbench.catalog.servers import APPS_DIR
 from pywebbench.measure.roles import Front, LoadSettings, LoadTools
 from pywebbench.measure.remote import RemoteLauncher, free_port, machine_info, tree_usage
@@ -228,9 +229,11 @@ class HostPlacement:
         placed = {"PWB_DSN": dsn, "PWB_UPSTREAM_URL": self._upstream.url if self._upstream is not None else None}
         return {**env, **{k: v for k, v in placed.items() if v is not None and k in env}}
 
-    def roles_usage(self) -> dict[str, GroupUsage]:
-        """The db and upstream roles' CPU so far on their hosts (each role's whole process tree)."""
-        out: dict[str, GroupUsage] = {}
+    def usage(self, server: RunningServer) -> dict[str, GroupUsage]:
+        """The app's server (its process group on the app host) and the db and upstream roles
+        (each role's whole process tree) so far on their hosts; a role unread is left out."""
+        app = server.group_usage() if server.group_usage is not None else None
+        out: dict[str, GroupUsage] = {"app": app} if app is not None else {}
         remote_upstream = self._upstream.service if self._upstream is not None else None
         for role, service, where in (("db", self._remote_db, Role.DB), ("upstream", remote_upstream, Role.UPSTREAM)):
             pid = service.pid if service is not None else None

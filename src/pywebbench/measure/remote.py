@@ -18,7 +18,8 @@ from typing import Any
 
 from pywebbench.catalog.model import LaunchSpec
 from pywebbench.loadgen.base import taskset_prefix
-from pywebbench.measure.launchers import GroupUsage, RunningServer, base_environment
+from pywebbench.measure.accounting import GroupUsage
+from pywebbench.measure.launchers import RunningServer, base_environment
 from pywebbench.plan.sessions import Session
 from pywebbench.stage.ssh import SshConnection, SshError
 

@@ -18,9 +18,9 @@ from typing import Protocol
 
 from pywebbench.catalog.protocols import protocol_of
 from pywebbench.loadgen.base import LoadGenerator, LoadRequest
-from pywebbench.measure.accounting import Accountant
+from pywebbench.measure.accounting import Accountant, GroupUsage
 from pywebbench.measure.ceiling import CeilingReading, GeneratorCeiling, no_ceiling
-from pywebbench.measure.launchers import GroupUsage, Launcher, RunningServer, app_role, launcher_for
+from pywebbench.measure.launchers import Launcher, RunningServer, app_role, launcher_for
 from pywebbench.measure.settle import settle_load
 from pywebbench.measure.shape_ceiling import ShapeCeiling
 from pywebbench.plan.protocol_plan import nginx_fronts
@@ -110,8 +110,11 @@ class Placement(Protocol):
         """A sampler of the lane's server sessions for one window (None: no pgbouncer to read)."""
         ...
 
-    def roles_usage(self) -> dict[str, GroupUsage]:
-        """The other hosts' roles' CPU so far (empty where this machine's accountant reads them)."""
+    def usage(self, server: RunningServer) -> dict[str, GroupUsage]:
+        """Read at a window's edges: the usage of the roles this placement accounts itself (the
+        window's server as "app", the db's, the upstream's, on their hosts); empty where this
+        machine's accountant reads every role. The window takes the difference
+        (accounting.usage_between) and never asks where the roles are."""
         ...
 
     def reenroll(self) -> None:
@@ -186,8 +189,8 @@ class LocalPlacement:
             return None
         return PeakSampler(lambda: backing.db_sessions(lane))
 
-    def roles_usage(self) -> dict[str, GroupUsage]:
-        return {}
+    def usage(self, server: RunningServer) -> dict[str, GroupUsage]:
+        return {}  # every role is this machine's accountant's
 
     def reenroll(self) -> None:
         for role, proxy in self._proxies.items():

@@ -21,13 +21,13 @@ from pywebbench.catalog.schedule import Schedule
 from pywebbench.catalog.workloads import HttpRequest, Needs, Workload
 from pywebbench.loadgen.base import LoadGenError, LoadGenerator, LoadRequest
 from pywebbench.loadgen.shaping import shaped
-from pywebbench.measure.accounting import Accountant, WindowUsage
+from pywebbench.measure.accounting import Accountant, WindowUsage, cpu_source, usage_between
 from pywebbench.measure.answers import Reply
 from pywebbench.measure.backlog import pending, pending_by_port
 from pywebbench.measure.ceiling import NO_CEILING, CeilingReading
 from pywebbench.measure.checks import IDLE_APPS, instrument_check, trial_checks
 from pywebbench.measure.confinement import ServerWatch, named_oom, sigkilled
-from pywebbench.measure.launchers import HOST, GroupUsage, RunningServer, process_tree, server_gone
+from pywebbench.measure.launchers import HOST, RunningServer, process_tree, server_gone
 from pywebbench.measure.procsampler import OTHER
 from pywebbench.measure.quiesce import wait_until_drained
 from pywebbench.measure.roles import PeakReading, Placement
@@ -123,24 +123,6 @@ def died_during(live: Live) -> str | None:
     if live.server.alive():
         return None
     return f"{server_gone(live.session.label, live.server)} during the window\n{live.server.log_tail()}"
-
-
-REMOTE_SOURCE = "proc over ssh"
-"""The app's CPU read on its own host: its server's process group in /proc, at the window's edges."""
-
-
-def _remote_app(before: GroupUsage | None, after: GroupUsage | None, window_s: float) -> tuple[ResourceUsage, ...]:
-    """The app's usage on another host over the window (RSS at its end, not a peak); none if unread."""
-    if before is None or after is None:
-        return ()
-    return (ResourceUsage("app", max(0.0, after.cpu_s - before.cpu_s), after.rss_mb, after.processes, window_s),)
-
-
-def _remote_roles(before: dict[str, GroupUsage], after: dict[str, GroupUsage],
-                  window_s: float) -> tuple[ResourceUsage, ...]:
-    """The other roles' usage on their hosts over the window (the db's, the upstream's), each read at both edges."""
-    return tuple(ResourceUsage(role, max(0.0, after[role].cpu_s - before[role].cpu_s), after[role].rss_mb,
-                               after[role].processes, window_s) for role in sorted(before.keys() & after.keys()))
 
 
 class WindowContext(Protocol):
@@ -298,8 +280,7 @@ class WindowMeasurer:
         try:
             self.prepare(live, spec, workload, warmup_s=warmup_s, settle_s=settle_s)
             load_average = os.getloadavg()
-            remote_before = server.group_usage() if server.group_usage is not None else None
-            roles_before = self.runner.placement.roles_usage()
+            placed_before = self.runner.placement.usage(server)
             started = time.monotonic()
             with ExitStack() as sampling:
                 peak = self.db_peak(sampling, live, workload)
@@ -312,8 +293,7 @@ class WindowMeasurer:
                                                  self.runner.run_dir / "loadgen")
                 watch.close()
                 window_s = time.monotonic() - started
-            remote_after = server.group_usage() if server.group_usage is not None else None
-            roles_after = self.runner.placement.roles_usage()
+            placed_after = self.runner.placement.usage(server)
             self.runner.ledger.add("measured windows", time.monotonic() - started)
         except LoadGenError as exc:
             cgroup = watch.reading(None, killed=not server.alive())
@@ -339,10 +319,10 @@ class WindowMeasurer:
             db_sessions=peak.peak if peak is not None else None,
             checks=instrument_check("#DB sampler", peak.error if peak is not None else None),
             resources=(self.usages_for(live, usage) if usage is not None else ())
-            + _remote_app(remote_before, remote_after, window_s) + _remote_roles(roles_before, roles_after, window_s),
+            + usage_between(placed_before, placed_after, window_s),
             sampler_cpu_s=usage.sampler_cpu_s if usage is not None else None,
             load_average=load_average,
-            cpu_source=REMOTE_SOURCE if remote_after is not None else self.runner.accountant.source,
+            cpu_source=cpu_source(placed_after, self.runner.accountant.source),
             steal_s=usage.steal_s if usage is not None else None, server_cgroup=cgroup,
         )
 

@@ -1,28 +1,27 @@
 """The db role on its own host: PostgreSQL behind pgbouncer, started there by the same services.
 
 On the db host, `python -m pywebbench.services.remote_db WORK_DIR ROWS MAX_SESSIONS LANES
-[LARGEST_CAP]` starts both (on that host's loopback, as locally; one pgbouncer database per lane when several
-servers are live at once), writes where pgbouncer listens and its DSN to WORK_DIR/db.json
-(0600: the DSN holds the run's password), and holds them until SIGTERM. The other roles reach
-pgbouncer only through the link proxy on the db host (services/links.py), which is also where
-the link's delay is added. On the harness side, `RemoteDb` starts it over SSH in its own
-process group and reads the file back.
+[LARGEST_CAP]` starts both (on that host's loopback, as locally; one pgbouncer database per
+lane when several servers are live at once), says where pgbouncer listens and its DSN in its
+ready line on the SSH channel (never in a file on the host: the DSN holds the run's password),
+and holds them until SIGTERM. The other roles reach pgbouncer only through the link proxy on
+the db host (services/links.py), which is also where the link's delay is added. On the harness
+side, `RemoteDb` starts it over SSH in its own process group and reads that line.
 
 Seed 000's #DB (the peak of pgbouncer's server sessions during a window) is sampled on the db
 host, every 50 ms as locally: an SSH round trip per sample would be slower than the thing
-measured and would ride the links under test. The role's process keeps the peaks per database
-entry since the last request: the harness writes a fresh token to WORK_DIR/peaks.request
-before the window, waits until WORK_DIR/peaks.json carries it, and reads the peaks after.
-The same token handshake empties the pool between launches (reset.request) and, for a
-max_db_sessions sweep, starts pgbouncer again with a point's cap (cap.request: "TOKEN CAP";
-PostgreSQL's own limit was sized for LARGEST_CAP), answering with its new port.
+measured and would ride the links under test. The role answers JSON lines on its SSH channel
+(services/remote_role.py): "peaks_begin" before a window starts its peaks per database entry
+(answered after the first sample), "peaks_end" after it stops them and answers them; "reset"
+empties the pool between launches, and "cap", for a max_db_sessions sweep, starts pgbouncer
+again with a point's cap (PostgreSQL's own limit was sized for LARGEST_CAP), answering with its
+new port.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -34,7 +33,7 @@ from typing import Any
 from pywebbench.services import ServiceError
 from pywebbench.services.pgbouncer import PgBouncerService, lane_database
 from pywebbench.services.postgres import PostgresConfig, PostgresInfo, PostgresService
-from pywebbench.services.remote_role import publish, start_role, stop_on_sigterm
+from pywebbench.services.remote_role import Channel, RoleError, ask, serve, start_role, stop_on_sigterm
 from pywebbench.stage.ssh import RemoteProcess, SshConnection
 
 
@@ -50,12 +49,14 @@ def main(argv: Sequence[str]) -> int:
     work_dir, rows, sessions, lanes = Path(argv[0]), int(argv[1]), int(argv[2]), int(argv[3])
     largest = max(sessions, int(argv[4]) if len(argv) > 4 else sessions)  # the largest cap a sweep sets
     stop_on_sigterm()
+    channel = Channel()
     work_dir.mkdir(parents=True, exist_ok=True)
     # Every lane may hold its cap at once (app-side pools keep sessions while idle), as locally.
     with PostgresService(work_dir / "postgres", PostgresConfig(rows=rows, max_db_sessions=largest * lanes)) as pg, \
             _Pool(work_dir, pg.info, sessions, lanes) as pool:
-        publish(work_dir / "db.json", {**pool.answer(), "postgres_version": pg.info.version})
-        _serve_peaks(pool, work_dir)
+        peaks = _Peaks(pool)
+        serve(channel, {**pool.answer(), "postgres_version": pg.info.version}, {
+            "peaks_begin": peaks.begin, "peaks_end": peaks.end, "reset": peaks.reset, "cap": peaks.cap})
     return 0
 
 
@@ -85,59 +86,59 @@ class _Pool:
         self._stack.close()
 
 
-def _asked(path: Path, done: str) -> str | None:
-    """A request file's new content (a fresh token, maybe with an argument), or None."""
-    try:
-        asked = path.read_text().strip()
-    except FileNotFoundError:
-        return None
-    return asked if asked and asked != done else None
+class _Peaks:
+    """pgbouncer's server sessions per database, sampled every 50 ms between a window's begin
+    and end; one lock keeps a cap's restart out of a sample."""
 
+    def __init__(self, pool: _Pool, interval_s: float = 0.05) -> None:
+        self.pool, self.interval_s = pool, interval_s
+        self.lock = threading.Lock()
+        self.active = False
+        self.peaks: dict[str, int] = {}
+        self.error: str | None = None
+        threading.Thread(target=self._run, name="peaks", daemon=True).start()
 
-def _serve_requests(pool: _Pool, work_dir: Path, done: dict[str, str]) -> None:
-    """Seed 000's habit (an empty pool between launches) and a sweep point's cap, when the harness asks."""
-    asked = _asked(work_dir / "reset.request", done.get("reset", ""))
-    if asked is not None:
+    def _sample(self) -> None:
         try:
-            note = f"dropped {pool.bouncer.reset_pool()} clients"
+            for database, count in self.pool.bouncer.sessions_by_database().items():
+                self.peaks[database] = max(self.peaks.get(database, 0), count)
         except ServiceError as exc:
-            note = f"failed: {str(exc).splitlines()[0]}"
-        publish(work_dir / "reset.json", {"token": asked, "note": note})
-        done["reset"] = asked
-    asked = _asked(work_dir / "cap.request", done.get("cap", ""))
-    if asked is not None:
-        token, cap = asked.split()
-        try:
-            pool.start(int(cap))
-            publish(work_dir / "cap.json", {"token": token, **pool.answer()})
-        except (ServiceError, ValueError, OSError) as exc:
-            publish(work_dir / "cap.json", {"token": token, "error": str(exc).splitlines()[0]})
-        done["cap"] = asked
+            self.error = self.error or str(exc).splitlines()[0]
 
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.interval_s)
+            with self.lock:
+                if self.active:
+                    self._sample()
 
-def _serve_peaks(pool: _Pool, work_dir: Path, interval_s: float = 0.05) -> None:
-    """Sample pgbouncer's server sessions per database while a request's token is current."""
-    request, answer = work_dir / "peaks.request", work_dir / "peaks.json"
-    token, error = "", None
-    done: dict[str, str] = {}
-    peaks: dict[str, int] = {}
-    while True:
-        _serve_requests(pool, work_dir, done)
-        bouncer = pool.bouncer
-        try:
-            asked = request.read_text().strip()
-        except FileNotFoundError:
-            asked = ""
-        if asked != token:
-            token, peaks, error = asked, {}, None  # a new window: its peak starts now
-        if token:
+    def begin(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:  # a new window: its peak starts now, with a first sample before the answer
+            self.peaks, self.error, self.active = {}, None, True
+            self._sample()
+        return {}
+
+    def end(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            self.active = False
+            return {"peaks": dict(self.peaks), "error": self.error}
+
+    def reset(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Seed 000's habit: an empty pool between launches."""
+        with self.lock:
             try:
-                for database, count in bouncer.sessions_by_database().items():
-                    peaks[database] = max(peaks.get(database, 0), count)
+                return {"note": f"dropped {self.pool.bouncer.reset_pool()} clients"}
             except ServiceError as exc:
-                error = error or str(exc).splitlines()[0]
-            publish(answer, {"token": token, "peaks": peaks, "error": error})
-        time.sleep(interval_s)
+                return {"note": f"failed: {str(exc).splitlines()[0]}"}
+
+    def cap(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A sweep point's cap: pgbouncer started again with it."""
+        with self.lock:
+            try:
+                self.pool.start(int(request["cap"]))
+                return self.pool.answer()
+            except (ServiceError, ValueError, KeyError, OSError) as exc:
+                return {"failed": True, "error": str(exc).splitlines()[0]}
 
 
 class RemoteDb:
@@ -161,40 +162,29 @@ class RemoteDb:
         self._proc, data = start_role(self.conn, self.python, "pywebbench.services.remote_db",
                                       [str(self.rows), str(self.sessions), str(self.lanes),
                                        str(self.largest_cap)], role="db",
-                                      work_dir=self.work_dir,
-                                      ready_file="db.json", timeout_s=self.ready_timeout_s)
+                                      work_dir=self.work_dir, timeout_s=self.ready_timeout_s)
         self.info = RemoteDbInfo(int(data["port"]), str(data["dsn"]), str(data["postgres_version"]))
         return self
 
     def reset_pool(self, timeout_s: float = 30.0) -> str:
         """Close pgbouncer's server sessions on the db host, as the local backing does between launches."""
-        return str(self._ask("reset", "", timeout_s).get("note", ""))
+        return str(self._ask("reset", timeout_s).get("note", ""))
 
     def set_cap(self, cap: int, timeout_s: float = 60.0) -> RemoteDbInfo:
         """pgbouncer started again on the db host with `cap` (a max_db_sessions sweep point); its new address."""
-        data = self._ask("cap", f" {cap}", timeout_s)
-        if "error" in data:
-            raise ServiceError(f"the db role on {self.conn.name} could not set max_db_sessions {cap}: {data['error']}")
+        try:
+            data = self._ask("cap", timeout_s, cap=cap)
+        except RoleError as exc:
+            raise ServiceError(f"the db role on {self.conn.name} could not set max_db_sessions {cap}: {exc}") from None
         assert self.info is not None
         self.info = RemoteDbInfo(int(data["port"]), str(data["dsn"]), self.info.postgres_version)
         self.sessions = cap
         return self.info
 
-    def _ask(self, what: str, argument: str, timeout_s: float) -> dict[str, Any]:
-        """A request file written with a fresh token; the role's answer that carries it."""
-        token = secrets.token_hex(8)
-        self.conn.run_line(f"echo {token}{argument} > {self.work_dir}/{what}.request", timeout=15)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            done = self.conn.run(["cat", f"{self.work_dir}/{what}.json"], check=False, timeout=15)
-            try:
-                data: dict[str, Any] = json.loads(done.stdout) if done.returncode == 0 else {}
-            except json.JSONDecodeError:
-                data = {}
-            if data.get("token") == token:
-                return data
-            time.sleep(0.05)
-        raise ServiceError(f"the db role on {self.conn.name} did not answer its {what} request in {timeout_s:.0f} s")
+    def _ask(self, what: str, timeout_s: float, **arguments: Any) -> dict[str, Any]:
+        if self._proc is None:
+            raise ServiceError(f"the db role on {self.conn.name} is not running")
+        return ask(self._proc, what, timeout_s, **arguments)
 
     @property
     def pid(self) -> int | None:
@@ -204,7 +194,7 @@ class RemoteDb:
     def peak(self, lane: int | None) -> RemotePeak:
         """#DB of one window for a lane's database (all of them when no lane is given)."""
         database = None if lane is None else lane_database(lane if self.lanes > 1 else None)
-        return RemotePeak(self.conn, str(self.work_dir), database)
+        return RemotePeak(self, database)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -217,38 +207,26 @@ class RemotePeak:
     """`with db.peak(lane) as sampled:` around a window; then `sampled.peak` (None: unread, with
     `sampled.error` saying why), as services/backing.py PeakSampler gives locally."""
 
-    def __init__(self, conn: SshConnection, remote_dir: str, database: str | None, ack_timeout_s: float = 5.0) -> None:
-        self.conn = conn
-        self.remote_dir = remote_dir
+    def __init__(self, db: RemoteDb, database: str | None, ack_timeout_s: float = 5.0) -> None:
+        self.db = db
         self.database = database
         self.ack_timeout_s = ack_timeout_s
-        self.token = secrets.token_hex(8)
         self.peak: int | None = None
         self.error: str | None = None
 
-    def _read(self) -> dict[str, Any] | None:
-        done = self.conn.run(["cat", f"{self.remote_dir}/peaks.json"], check=False, timeout=15)
-        try:
-            data: dict[str, Any] = json.loads(done.stdout) if done.returncode == 0 else {}
-        except json.JSONDecodeError:
-            return None
-        return data if data.get("token") == self.token else None
-
     def __enter__(self) -> RemotePeak:
-        self.conn.run_line(f"echo {self.token} > {self.remote_dir}/peaks.request", timeout=15)
-        deadline = time.monotonic() + self.ack_timeout_s
-        while self._read() is None:  # the sampler on the db host has begun this window's peak
-            if time.monotonic() > deadline:
-                self.error = "the db host's session sampler did not answer"
-                break
-            time.sleep(0.05)
+        try:  # answered once the sampler on the db host has begun this window's peak
+            self.db._ask("peaks_begin", self.ack_timeout_s)
+        except (RoleError, ServiceError):
+            self.error = "the db host's session sampler did not answer"
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.error is not None:
             return
-        data = self._read()
-        if data is None:
+        try:
+            data = self.db._ask("peaks_end", self.ack_timeout_s)
+        except (RoleError, ServiceError):
             self.error = "the db host's session sampler lost this window's request"
             return
         peaks: dict[str, int] = data.get("peaks", {})

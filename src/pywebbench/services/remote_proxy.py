@@ -2,10 +2,10 @@
 
 On the proxy host, `python -m pywebbench.services.remote_proxy WORK_DIR UPSTREAM_HOST
 UPSTREAM_PORT` starts NginxService (the same config as the local `--topology nginx`, on
-that host's loopback) proxying to UPSTREAM_HOST:UPSTREAM_PORT, writes its port and version
-to WORK_DIR/proxy.json and holds it until SIGTERM. One nginx per launched server: an
-interleaved launch keeps many servers up at once, and a fixed upstream per nginx keeps each
-one's config what the local topology writes. The generators reach it through the
+that host's loopback) proxying to UPSTREAM_HOST:UPSTREAM_PORT, says its port and version in
+its ready line on the SSH channel (services/remote_role.py) and holds it until SIGTERM. One
+nginx per launched server: an interleaved launch keeps many servers up at once, and a fixed
+upstream per nginx keeps each one's config what the local topology writes. The generators reach it through the
 generator -> proxy link on that host; it reaches the app through the proxy -> app link
 (or directly when the app runs on the same host).
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 
 from pywebbench.services.nginx import NginxService
-from pywebbench.services.remote_role import serve_until_stopped, start_role, stop_on_sigterm
+from pywebbench.services.remote_role import Channel, serve_until_stopped, start_role, stop_on_sigterm
 from pywebbench.stage.ssh import RemoteProcess, SshConnection
 
 
@@ -33,9 +33,10 @@ class RemoteProxyInfo:
 def main(argv: Sequence[str]) -> int:
     work_dir, upstream_host, upstream_port = Path(argv[0]), argv[1], int(argv[2])
     stop_on_sigterm()
+    channel = Channel()
     work_dir.mkdir(parents=True, exist_ok=True)
     with NginxService(work_dir / "nginx", upstream_port=upstream_port, upstream_host=upstream_host) as nginx:
-        serve_until_stopped(work_dir / "proxy.json", {"port": nginx.info.port, "version": nginx.info.version})
+        serve_until_stopped(channel, {"port": nginx.info.port, "version": nginx.info.version})
 
 
 class RemoteProxy:
@@ -54,8 +55,7 @@ class RemoteProxy:
     def __enter__(self) -> RemoteProxy:
         self.process, data = start_role(self.conn, self.python, "pywebbench.services.remote_proxy",
                                         [self.upstream[0], str(self.upstream[1])], role="proxy",
-                                        work_dir=self.work_dir, ready_file="proxy.json",
-                                        timeout_s=self.ready_timeout_s)
+                                        work_dir=self.work_dir, timeout_s=self.ready_timeout_s)
         self.info = RemoteProxyInfo(int(data["port"]), str(data["version"]))
         return self
 

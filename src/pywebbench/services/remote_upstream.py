@@ -1,11 +1,11 @@
 """The upstream role on its own host: the Go upstream API started there by the same service.
 
 On the upstream host, `python -m pywebbench.services.remote_upstream WORK_DIR BINARY DELAY_S
-SIZE` starts UpstreamService (on that host's loopback, as locally), writes its port and
-version to WORK_DIR/upstream.json, and holds it until SIGTERM. The app reaches it only
-through the app -> upstream link proxy on that host (services/links.py), where the link's
-delay is added. On the harness side, `RemoteUpstream` starts it over SSH in its own process
-group and reads the file back, as `RemoteDb` does for the db role.
+SIZE` starts UpstreamService (on that host's loopback, as locally), says its port and
+version in its ready line on the SSH channel (services/remote_role.py), and holds it until
+SIGTERM. The app reaches it only through the app -> upstream link proxy on that host
+(services/links.py), where the link's delay is added. On the harness side, `RemoteUpstream` starts it over SSH in its own process
+group and reads that line, as `RemoteDb` does for the db role.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from pywebbench.services.upstream import UpstreamService
-from pywebbench.services.remote_role import serve_until_stopped, start_role, stop_on_sigterm
+from pywebbench.services.remote_role import Channel, serve_until_stopped, start_role, stop_on_sigterm
 from pywebbench.stage.ssh import RemoteProcess, SshConnection
 
 UPSTREAM_PROBE = b"GET /?delay_ms=0 HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"
@@ -36,9 +36,10 @@ class RemoteUpstreamInfo:
 def main(argv: Sequence[str]) -> int:
     work_dir, binary, delay_s, size = Path(argv[0]), Path(argv[1]), float(argv[2]), int(argv[3])
     stop_on_sigterm()
+    channel = Channel()
     work_dir.mkdir(parents=True, exist_ok=True)
     with UpstreamService(work_dir / "upstream", binary, delay_s, size, server="std") as up:
-        serve_until_stopped(work_dir / "upstream.json", {"port": up.port, "version": up.version})
+        serve_until_stopped(channel, {"port": up.port, "version": up.version})
 
 
 class RemoteUpstream:
@@ -59,8 +60,7 @@ class RemoteUpstream:
     def __enter__(self) -> RemoteUpstream:
         self._proc, data = start_role(self.conn, self.python, "pywebbench.services.remote_upstream",
                                       [str(self.binary), repr(self.delay_s), str(self.size_bytes)], role="upstream",
-                                      work_dir=self.work_dir, ready_file="upstream.json",
-                                      timeout_s=self.ready_timeout_s)
+                                      work_dir=self.work_dir, timeout_s=self.ready_timeout_s)
         self.info = RemoteUpstreamInfo(int(data["port"]), str(data["version"]), self.delay_s, self.size_bytes)
         return self
 

@@ -4,7 +4,9 @@ One master connection per host (ControlMaster) carries every command of a run, s
 costs a channel, not a handshake. A remote child runs under `setsid`, in its own session and
 process group, and tells us its group id first; stopping it is TERM to that group, a grace
 period, KILL, on the host where it runs. The same happens there when the harness dies, even
-by SIGKILL: the child's command watches a stdin that only the harness holds open. Keys are
+by SIGKILL: the child's command watches a stdin that only the harness holds open. A child
+started with `channel=True` (a role, services/remote_role.py) keeps the channel's stdout for
+its JSON lines and gets the harness's lines on its stdin through that same watcher. Keys are
 only ever named by path, never read, copied or printed.
 """
 
@@ -18,7 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+from pywebbench.core.jsonlines import ChannelClosed, LineReader, encode
 from pywebbench.core.procs import DEFAULT_GRACE_S, ManagedProcess
 
 CONNECT_TIMEOUT_S = 5
@@ -68,13 +72,25 @@ _WATCHED = (
     '{ cat <&3; kill -TERM "-$c"; sleep %d; kill -KILL "-$c"; } >/dev/null 2>&1 & w=$!; '
     'exec 3<&-; wait "$c"; s=$?; kill "$w" 2>/dev/null; exit "$s"'
 ) % REMOTE_GRACE_S
+_CHANNELED = (
+    # The same, with the child's stdout left on the line (the channel's lines come back over
+    # SSH) and its stdin a FIFO the watcher fills from fd 3: the harness's requests reach the
+    # child through the watcher, which still sees the harness's end first and stops the group.
+    'exec 3<&0 </dev/null; f=$1; rm -f "$f"; mkfifo -m 600 "$f" || exit 125; '
+    'setsid sh -c \'echo "$$"; f=$1 e=$2; shift 2; exec "$@" <"$f" 2>"$e" 3<&-\' sh "$@" & c=$!; '
+    '{ cat <&3 >"$f"; kill -TERM "-$c"; sleep %d; kill -KILL "-$c"; } >/dev/null 2>&1 & w=$!; '
+    'exec 3<&-; wait "$c"; s=$?; kill "$w" 2>/dev/null; rm -f "$f"; exit "$s"'
+) % REMOTE_GRACE_S
 
 
 def detached_command(argv: Sequence[str], stdout: str, stderr: str, env: Mapping[str, str] | None = None,
-                     cwd: str | None = None) -> str:
+                     cwd: str | None = None, channel: str | None = None) -> str:
     """Run argv in a new session (`setsid`: its own process group, waited for), print that
     group's id on the first line, send the child's output to remote log files; stop that group
-    when the line's stdin ends (run it with ManagedProcess(hold_stdin=True))."""
+    when the line's stdin ends (run it with ManagedProcess(hold_stdin=True)). With `channel` (a
+    FIFO's path on the host), the child's stdout is the line's and its stdin the line's too."""
+    if channel is not None:
+        return remote_command(["sh", "-c", _CHANNELED, "sh", channel, stderr, *argv], env=env, cwd=cwd)
     return remote_command(["sh", "-c", _WATCHED, "sh", stdout, stderr, *argv], env=env, cwd=cwd)
 
 
@@ -179,20 +195,23 @@ class SshConnection:
 
     def spawn(self, argv: Sequence[str], *, name: str, remote_dir: str, local_log_dir: Path,
               env: Mapping[str, str] | None = None, cwd: str | None = None,
-              grace_s: float = DEFAULT_GRACE_S) -> RemoteProcess:
+              grace_s: float = DEFAULT_GRACE_S, channel: bool = False) -> RemoteProcess:
         return RemoteProcess(self, argv, name=name, remote_dir=remote_dir, local_log_dir=local_log_dir,
-                             env=env, cwd=cwd, grace_s=grace_s).start()
+                             env=env, cwd=cwd, grace_s=grace_s, channel=channel).start()
 
 
 class RemoteProcess:
     """A child on a remote host in its own process group, stopped by that group there.
 
     The local `ssh` carrying it is itself a ManagedProcess (own group here); its exit is the
-    child's exit, since the line waits for the child and sshd passes the status back.
+    child's exit, since the line waits for the child and sshd passes the status back. Its first
+    line on the carrier's stdout is the group id; with `channel`, the child's own stdout follows
+    (JSON lines, read with `receive`) and `send` writes lines to its stdin.
     """
 
     def __init__(self, conn: SshConnection, argv: Sequence[str], *, name: str, remote_dir: str,
-                 local_log_dir: Path, env: Mapping[str, str] | None, cwd: str | None, grace_s: float) -> None:
+                 local_log_dir: Path, env: Mapping[str, str] | None, cwd: str | None, grace_s: float,
+                 channel: bool = False) -> None:
         self.conn = conn
         self.argv = tuple(argv)
         self.name = name
@@ -201,8 +220,10 @@ class RemoteProcess:
         self.env = env
         self.cwd = cwd
         self.grace_s = grace_s
+        self.channel = channel
         self.pgid: int | None = None
         self._carrier: ManagedProcess | None = None
+        self._reader: LineReader | None = None
         self._stopped: int | None = None
 
     @property
@@ -215,23 +236,39 @@ class RemoteProcess:
 
     def start(self) -> RemoteProcess:
         # The log directory is made by the same line: one round trip per start, not two.
+        fifo = f"{self.remote_dir}/{self.name}.in" if self.channel else None
         line = (f"mkdir -p {shlex.quote(self.remote_dir)} && "
-                + detached_command(self.argv, self.remote_stdout, self.remote_stderr, self.env, self.cwd))
+                + detached_command(self.argv, self.remote_stdout, self.remote_stderr, self.env, self.cwd, fifo))
         carrier = ManagedProcess(self.conn.ssh_argv(line), env=_ssh_env(), log_dir=self.local_log_dir,
-                                 name=f"{self.name}.ssh", grace_s=2.0, hold_stdin=True)
+                                 name=f"{self.name}.ssh", grace_s=2.0, hold_stdin=True, pipe_stdout=True)
         carrier.start()
         self._carrier = carrier
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            first = _first_line(carrier.stdout_path)
-            if first is not None:
-                self.pgid = int(first)
-                return self
-            if carrier.poll() is not None:
-                break
-            time.sleep(0.02)
+        self._reader = LineReader(carrier.stdout)
+        try:
+            first = self._reader.line(15.0)
+        except ChannelClosed:
+            first = None
+        if first is not None and first.strip().isdigit():
+            self.pgid = int(first)
+            return self
         carrier.stop()
         raise SshError(f"{self.conn.name}: {self.name} did not start: {carrier.stderr_tail(3).strip() or 'no group id'}")
+
+    def send(self, message: dict[str, Any]) -> None:
+        """One JSON line to the child's stdin (a channel's request); SshError if the carrier has gone."""
+        if self._carrier is None or not self.channel:
+            raise RuntimeError(f"{self.name} has no channel")
+        try:
+            self._carrier.stdin.write(encode(message))
+            self._carrier.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise SshError(f"{self.conn.name}: {self.name} has ended") from None
+
+    def receive(self, timeout_s: float) -> dict[str, Any] | None:
+        """The child's next JSON line (None: none within timeout_s); ChannelClosed once it has ended."""
+        if self._reader is None or not self.channel:
+            raise RuntimeError(f"{self.name} has no channel")
+        return self._reader.message(timeout_s)
 
     def poll(self) -> int | None:
         if self._stopped is not None:
@@ -302,17 +339,6 @@ class RemoteProcess:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
-
-
-def _first_line(path: Path) -> str | None:
-    try:
-        text = path.read_text()
-    except OSError:
-        return None
-    if "\n" not in text:
-        return None
-    first = text.split("\n", 1)[0].strip()
-    return first if first.isdigit() else None
 
 
 def _ssh_env() -> dict[str, str]:
