@@ -3,9 +3,10 @@
 aioflask 0.4.0 runs Flask's request handling in greenlets (greenletio) and needs Flask 2.0/2.1
 (it imports ``flask.globals._app_ctx_stack`` and ``flask.helpers.get_env``) with Werkzeug < 3.
 Its ASGI entry point only speaks HTTP, so ``asgi`` answers the lifespan protocol itself.
-Bodies come from pwb_common as ready bytes. /db, /api, /posts and /upstream await the async
-backend (asyncpg, aiohttp); with a sync PWB_DRIVER (seed 001's blocking variant,
-PWB_DRIVER=psycopg) they call the blocking functions right on the event loop, on purpose.
+Routes come from pwb_routes, bodies from pwb_common as ready bytes. /db, /api, /posts and
+/upstream await the async backend (asyncpg, aiohttp); with a sync PWB_DRIVER (seed 001's
+blocking variant, PWB_DRIVER=psycopg) they call the blocking functions right on the event loop,
+on purpose.
 """
 
 from __future__ import annotations
@@ -16,14 +17,12 @@ from typing import Any
 from aioflask import Flask, Response
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_asgi
 
 Message = MutableMapping[str, Any]
 
 Body = Callable[[], Awaitable[bytes]]
-
-
-ENDPOINTS = pwb.async_endpoints()
 
 
 def endpoint(body: Body, content_type: str) -> Callable[[], Awaitable[Response]]:
@@ -34,8 +33,9 @@ def endpoint(body: Body, content_type: str) -> Callable[[], Awaitable[Response]]
 
 
 app = Flask(__name__)
-for path, (body, ctype) in ENDPOINTS.items():
-    app.add_url_rule(path, endpoint=path, view_func=endpoint(body, ctype), methods=["GET"])
+for route in pwb_routes.ROUTES:
+    app.add_url_rule(route.path, endpoint=route.path, view_func=endpoint(route.on_loop(), route.content_type),
+                     methods=["GET"])
 
 
 async def flask_asgi(

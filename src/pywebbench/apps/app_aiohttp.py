@@ -5,9 +5,10 @@
 N > 1 starts N forked processes, each binding with SO_REUSEPORT; the parent forwards
 SIGTERM/SIGINT to them once. For gunicorn use ``app_aiohttp:app`` (a ``web.Application``)
 with ``--worker-class aiohttp.GunicornUVLoopWebWorker`` (or ``aiohttp.GunicornWebWorker``).
-Bodies come from pwb_common as ready bytes. /db, /api, /posts and /upstream await the async
-backend (asyncpg, aiohttp); with a sync PWB_DRIVER (seed 001's blocking variant,
-PWB_DRIVER=psycopg) they call the blocking functions right on the event loop, on purpose.
+Routes come from pwb_routes, bodies from pwb_common as ready bytes. /db, /api, /posts and
+/upstream await the async backend (asyncpg, aiohttp); with a sync PWB_DRIVER (seed 001's
+blocking variant, PWB_DRIVER=psycopg) they call the blocking functions right on the event loop,
+on purpose.
 """
 
 from __future__ import annotations
@@ -17,14 +18,12 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_serve
 import pwb_shapes_aiohttp
 
 
 Body = Callable[[], Awaitable[bytes]]
-
-
-ENDPOINTS = pwb.async_endpoints()
 
 
 def endpoint(body: Body, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -34,7 +33,7 @@ def endpoint(body: Body, content_type: str) -> Callable[[web.Request], Awaitable
     return get
 
 
-ROUTES = [web.get(path, endpoint(body, ctype)) for path, (body, ctype) in ENDPOINTS.items()]
+ROUTES = [web.get(route.path, endpoint(route.on_loop(), route.content_type)) for route in pwb_routes.ROUTES]
 
 
 async def close_backends(application: web.Application) -> None:

@@ -1,8 +1,8 @@
 """BlackSheep benchmark app: exposes the ASGI callable ``asgi``.
 
-Bodies come from pwb_common as ready bytes, sent as raw ``Content`` with CONTRACT.md's
-content types. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp);
-with a sync PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the
+Routes come from pwb_routes, bodies from pwb_common as ready bytes, sent as raw ``Content`` with
+CONTRACT.md's content types. /db, /api, /posts and /upstream await the async backend (asyncpg,
+aiohttp); with a sync PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the
 blocking functions right on the event loop instead, on purpose.
 """
 
@@ -13,12 +13,10 @@ from collections.abc import Awaitable, Callable
 from blacksheep import Application, Content, Request, Response
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_asgi
 
 Body = Callable[[], Awaitable[bytes]]
-
-
-ENDPOINTS = pwb.async_endpoints()
 
 
 def endpoint(body: Body, content_type: str) -> Callable[[Request], Awaitable[Response]]:
@@ -35,8 +33,8 @@ async def close_backends(application: Application) -> None:
 
 
 app = Application(show_error_details=False)
-for path, (body, ctype) in ENDPOINTS.items():
-    app.router.add_get(path, endpoint(body, ctype))
+for route in pwb_routes.ROUTES:
+    app.router.add_get(route.path, endpoint(route.on_loop(), route.content_type))
 app.on_stop += close_backends
 
 asgi = pwb_shapes_asgi.wrap(app)

@@ -1,55 +1,27 @@
-"""Bottle copy of the benchmark app (WSGI: ``wsgi``). Bodies come from pwb_common."""
+"""Bottle copy of the benchmark app (WSGI: ``wsgi``). Routes from pwb_routes, bodies from pwb_common."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bottle import Bottle, response
 
-import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_wsgi
 
 app = Bottle()
 
 
-@app.get("/hello")
-def hello() -> bytes:
-    response.content_type = pwb.TEXT_PLAIN
-    return pwb.hello_body()
+def view(route: pwb_routes.Route) -> Callable[[], bytes]:
+    def get() -> bytes:
+        response.content_type = route.content_type
+        return route.body()
+
+    return get
 
 
-@app.get("/db")
-def db() -> bytes:
-    response.content_type = pwb.APPLICATION_JSON
-    return pwb.db()
-
-
-@app.get("/upstream")
-def upstream() -> bytes:
-    response.content_type = pwb.APPLICATION_JSON
-    return pwb.upstream()
-
-
-@app.get("/template")
-def template() -> bytes:
-    response.content_type = pwb.TEXT_HTML
-    return pwb.template_body()
-
-
-@app.get("/api")
-def api() -> bytes:
-    response.content_type = pwb.APPLICATION_JSON
-    return pwb.api()
-
-
-@app.get("/posts")
-def posts() -> bytes:
-    response.content_type = pwb.APPLICATION_JSON
-    return pwb.posts()
-
-
-@app.get("/cpu")
-def cpu() -> bytes:
-    response.content_type = pwb.APPLICATION_JSON
-    return pwb.cpu_body()
+for route in pwb_routes.ROUTES:
+    app.get(route.path, name=route.name)(view(route))
 
 
 wsgi = pwb_shapes_wsgi.wrap(app)

@@ -1,9 +1,9 @@
 """Django copy of the benchmark app, a single-file project (WSGI: ``wsgi``; ASGI: ``asgi``).
 
-Settings are configured in-module: no database, no middleware, DEBUG off. Bodies come from
-pwb_common. The WSGI side resolves ``urlpatterns`` (sync views, sync backend); the ASGI
-side resolves ``AsyncURLConf`` (async views, asyncpg + aiohttp), so no request pays for
-Django's sync/async bridging.
+Settings are configured in-module: no database, no middleware, DEBUG off. Routes come from
+pwb_routes, bodies from pwb_common. The WSGI side resolves ``urlpatterns`` (sync views, sync
+backend); the ASGI side resolves ``AsyncURLConf`` (async views, asyncpg + aiohttp), so no
+request pays for Django's sync/async bridging.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.core.wsgi import get_wsgi_application
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_wsgi
 import pwb_shapes_asgi
 
@@ -61,21 +61,15 @@ def async_view(
 
 
 urlpatterns = [
-    path("hello", view(pwb.hello_body, pwb.TEXT_PLAIN)),
-    path("db", view(pwb.db, pwb.APPLICATION_JSON)),
-    path("upstream", view(pwb.upstream, pwb.APPLICATION_JSON)),
-    path("template", view(pwb.template_body, pwb.TEXT_HTML)),
-    path("api", view(pwb.api, pwb.APPLICATION_JSON)),
-    path("posts", view(pwb.posts, pwb.APPLICATION_JSON)),
-    path("cpu", view(pwb.cpu_body, pwb.APPLICATION_JSON)),
+    path(route.path.lstrip("/"), view(route.body, route.content_type)) for route in pwb_routes.ROUTES
 ]
 
 
 class AsyncURLConf:
-    # the shared table honours a sync PWB_DRIVER too (seed 001's variant)
+    # Route.on_loop honours a sync PWB_DRIVER too (seed 001's variant)
     urlpatterns = [
-        path(route.lstrip("/"), async_view(body, content_type))
-        for route, (body, content_type) in pwb.async_endpoints().items()
+        path(route.path.lstrip("/"), async_view(route.on_loop(), route.content_type))
+        for route in pwb_routes.ROUTES
     ]
 
 

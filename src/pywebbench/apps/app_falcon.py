@@ -1,7 +1,7 @@
 """Falcon copy of the benchmark app (WSGI: ``wsgi``; ASGI: ``asgi`` via falcon.asgi).
 
-Bodies come from pwb_common: the sync backend on the WSGI side, the async one (asyncpg,
-aiohttp) on the ASGI side.
+Routes from pwb_routes, bodies from pwb_common: the sync backend on the WSGI side, the async
+one (asyncpg, aiohttp) on the ASGI side.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import falcon
 import falcon.asgi
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_wsgi
 import pwb_shapes_asgi
 
@@ -45,17 +46,11 @@ class CloseBackends:
 
 
 wsgi = falcon.App()
-wsgi.add_route("/hello", Endpoint(pwb.hello_body, pwb.TEXT_PLAIN))
-wsgi.add_route("/db", Endpoint(pwb.db, pwb.APPLICATION_JSON))
-wsgi.add_route("/upstream", Endpoint(pwb.upstream, pwb.APPLICATION_JSON))
-wsgi.add_route("/template", Endpoint(pwb.template_body, pwb.TEXT_HTML))
-wsgi.add_route("/api", Endpoint(pwb.api, pwb.APPLICATION_JSON))
-wsgi.add_route("/posts", Endpoint(pwb.posts, pwb.APPLICATION_JSON))
-wsgi.add_route("/cpu", Endpoint(pwb.cpu_body, pwb.APPLICATION_JSON))
-
 asgi = falcon.asgi.App(middleware=[CloseBackends()])
-for route, (body, content_type) in pwb.async_endpoints().items():  # honours a sync PWB_DRIVER too
-    asgi.add_route(route, AsyncEndpoint(body, content_type))
+for route in pwb_routes.ROUTES:
+    wsgi.add_route(route.path, Endpoint(route.body, route.content_type))
+    # on_loop honours a sync PWB_DRIVER too
+    asgi.add_route(route.path, AsyncEndpoint(route.on_loop(), route.content_type))
 
 wsgi = pwb_shapes_wsgi.wrap(wsgi)
 asgi = pwb_shapes_asgi.wrap(asgi)

@@ -1,48 +1,26 @@
-"""Flask copy of the benchmark app (WSGI: ``wsgi``). Bodies come from pwb_common."""
+"""Flask copy of the benchmark app (WSGI: ``wsgi``). Routes from pwb_routes, bodies from pwb_common."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import Flask, Response
 
-import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_wsgi
 
 app = Flask(__name__)
 
 
-@app.get("/hello")
-def hello() -> Response:
-    return Response(pwb.hello_body(), content_type=pwb.TEXT_PLAIN)
+def view(route: pwb_routes.Route) -> Callable[[], Response]:
+    def get() -> Response:
+        return Response(route.body(), content_type=route.content_type)
+
+    return get
 
 
-@app.get("/db")
-def db() -> Response:
-    return Response(pwb.db(), content_type=pwb.APPLICATION_JSON)
-
-
-@app.get("/upstream")
-def upstream() -> Response:
-    return Response(pwb.upstream(), content_type=pwb.APPLICATION_JSON)
-
-
-@app.get("/template")
-def template() -> Response:
-    return Response(pwb.template_body(), content_type=pwb.TEXT_HTML)
-
-
-@app.get("/api")
-def api() -> Response:
-    return Response(pwb.api(), content_type=pwb.APPLICATION_JSON)
-
-
-@app.get("/posts")
-def posts() -> Response:
-    return Response(pwb.posts(), content_type=pwb.APPLICATION_JSON)
-
-
-@app.get("/cpu")
-def cpu() -> Response:
-    return Response(pwb.cpu_body(), content_type=pwb.APPLICATION_JSON)
+for route in pwb_routes.ROUTES:
+    app.add_url_rule(route.path, endpoint=route.name, view_func=view(route), methods=["GET"])  # as @app.get
 
 
 wsgi = pwb_shapes_wsgi.wrap(app)

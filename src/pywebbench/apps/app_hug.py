@@ -1,6 +1,7 @@
 """hug copy of the benchmark app (WSGI: ``wsgi``). hug 2.6.1 runs on falcon 2.0.0.
 
-Bodies come from pwb_common as ready bytes, so each route's output format only labels them.
+Routes from pwb_routes, bodies from pwb_common as ready bytes, so each route's output format
+only labels them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 import hug
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_wsgi
 
 api = hug.API(__name__)
@@ -26,42 +28,19 @@ def raw(content_type: str) -> Callable[..., bytes]:
     return output
 
 
-TEXT, JSON, HTML = raw(pwb.TEXT_PLAIN), raw(pwb.APPLICATION_JSON), raw(pwb.TEXT_HTML)
+OUTPUTS = {ctype: raw(ctype) for ctype in sorted({route.content_type for route in pwb_routes.ROUTES})}
+TEXT = raw(pwb.TEXT_PLAIN)
 
 
-@hug.get("/hello", api=api, output=TEXT)
-def hello() -> bytes:
-    return pwb.hello_body()
+def view(route: pwb_routes.Route) -> Callable[[], bytes]:
+    def get() -> bytes:
+        return route.body()
+
+    return get
 
 
-@hug.get("/db", api=api, output=JSON)
-def db() -> bytes:
-    return pwb.db()
-
-
-@hug.get("/upstream", api=api, output=JSON)
-def upstream() -> bytes:
-    return pwb.upstream()
-
-
-@hug.get("/template", api=api, output=HTML)
-def template() -> bytes:
-    return pwb.template_body()
-
-
-@hug.get("/api", api=api, output=JSON)
-def api_() -> bytes:
-    return pwb.api()
-
-
-@hug.get("/posts", api=api, output=JSON)
-def posts() -> bytes:
-    return pwb.posts()
-
-
-@hug.get("/cpu", api=api, output=JSON)
-def cpu() -> bytes:
-    return pwb.cpu_body()
+for route in pwb_routes.ROUTES:
+    hug.get(route.path, api=api, output=OUTPUTS[route.content_type])(view(route))
 
 
 @hug.exception(Exception, api=api, output=TEXT)

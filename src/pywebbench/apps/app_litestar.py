@@ -1,8 +1,8 @@
 """Litestar benchmark app: exposes the ASGI callable ``asgi``. OpenAPI is disabled.
 
-Bodies come from pwb_common as ready bytes, sent as raw ``Response``s (bytes are never
-re-encoded). /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp);
-with a sync PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the
+Routes come from pwb_routes, bodies from pwb_common as ready bytes, sent as raw ``Response``s
+(bytes are never re-encoded). /db, /api, /posts and /upstream await the async backend (asyncpg,
+aiohttp); with a sync PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the
 blocking functions right on the event loop instead, on purpose.
 """
 
@@ -14,12 +14,10 @@ from litestar import Litestar, Response, get
 from litestar.handlers import HTTPRouteHandler
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_asgi
 
 Body = Callable[[], Awaitable[bytes]]
-
-
-ENDPOINTS = pwb.async_endpoints()
 
 
 def endpoint(path: str, body: Body, content_type: str) -> HTTPRouteHandler:
@@ -36,6 +34,6 @@ async def close_backends() -> None:
     await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
 
 
-HANDLERS = [endpoint(path, body, ctype) for path, (body, ctype) in ENDPOINTS.items()]
+HANDLERS = [endpoint(route.path, route.on_loop(), route.content_type) for route in pwb_routes.ROUTES]
 
 asgi = pwb_shapes_asgi.wrap(Litestar(route_handlers=HANDLERS, debug=False, openapi_config=None, on_shutdown=[close_backends]))

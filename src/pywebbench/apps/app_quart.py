@@ -1,7 +1,7 @@
 """Quart benchmark app: exposes the ASGI callable ``asgi``.
 
-Bodies come from pwb_common as ready bytes, sent as raw ``Response``s with CONTRACT.md's
-content types. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp);
+Routes come from pwb_routes, bodies from pwb_common as ready bytes, sent as raw ``Response``s
+with CONTRACT.md's content types. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp);
 with a sync PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the
 blocking functions right on the event loop instead, on purpose.
 """
@@ -13,12 +13,10 @@ from collections.abc import Awaitable, Callable
 from quart import Quart, Response
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_asgi
 
 Body = Callable[[], Awaitable[bytes]]
-
-
-ENDPOINTS = pwb.async_endpoints()
 
 
 def endpoint(body: Body, content_type: str) -> Callable[[], Awaitable[Response]]:
@@ -29,8 +27,9 @@ def endpoint(body: Body, content_type: str) -> Callable[[], Awaitable[Response]]
 
 
 app = Quart(__name__)
-for path, (body, ctype) in ENDPOINTS.items():
-    app.add_url_rule(path, endpoint=path, view_func=endpoint(body, ctype), methods=["GET"])
+for route in pwb_routes.ROUTES:
+    app.add_url_rule(route.path, endpoint=route.path, view_func=endpoint(route.on_loop(), route.content_type),
+                     methods=["GET"])
 
 
 @app.after_serving

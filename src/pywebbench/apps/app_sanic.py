@@ -3,8 +3,8 @@
     python app_sanic.py --host H --port P --workers N [--loop uvloop|asyncio]
 
 Sanic's worker manager spawns N worker processes (start method "spawn": each re-imports
-this module, so the app must stay at module level). Bodies come from pwb_common as ready
-bytes. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp); with a
+this module, so the app must stay at module level). Routes come from pwb_routes, bodies from
+pwb_common as ready bytes. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp); with a
 sync PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the blocking
 functions right on the event loop instead, on purpose.
 """
@@ -19,12 +19,10 @@ from typing import Any
 from sanic import HTTPResponse, Request, Sanic
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_sanic
 
 Body = Callable[[], Awaitable[bytes]]
-
-
-ENDPOINTS = pwb.async_endpoints()
 
 
 def endpoint(body: Body, content_type: str) -> Callable[[Request], Coroutine[Any, Any, HTTPResponse]]:
@@ -43,8 +41,8 @@ async def close_backends(application: Sanic[Any, Any]) -> None:
 
 app = Sanic("pywebbench")
 app.config.MOTD = False  # no startup banner (also under ASGI servers)
-for path, (body, ctype) in ENDPOINTS.items():
-    app.add_route(endpoint(body, ctype), path, methods=["GET"], name=path.strip("/"))
+for route in pwb_routes.ROUTES:
+    app.add_route(endpoint(route.on_loop(), route.content_type), route.path, methods=["GET"], name=route.name)
 app.register_listener(close_backends, "after_server_stop")
 pwb_shapes_sanic.add_routes(app)
 

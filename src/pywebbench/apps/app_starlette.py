@@ -1,7 +1,7 @@
 """Starlette benchmark app: exposes the ASGI callable ``asgi``.
 
-Bodies come from pwb_common as ready bytes, sent as raw ``Response``s with CONTRACT.md's
-content types. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp).
+Routes come from pwb_routes, bodies from pwb_common as ready bytes, sent as raw ``Response``s
+with CONTRACT.md's content types. /db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp).
 With a sync PWB_DRIVER (seed 001's "sync DB client inside Starlette", PWB_DRIVER=psycopg)
 they are plain ``def`` endpoints, which Starlette runs in its thread pool, as a Starlette
 user switching to a sync client writes them; the blocking call never runs on the loop.
@@ -18,12 +18,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_shapes_asgi
 
 Body = Callable[[], Awaitable[bytes]]
-
-
-ENDPOINTS = pwb.async_endpoints()
 
 
 def endpoint(body: Body, content_type: str) -> Callable[[Request], Awaitable[Response]]:
@@ -39,10 +37,6 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     await pwb.aclose_async()  # this worker's asyncpg pool and aiohttp session
 
 
-SYNC_SERVICES: dict[str, Callable[[], bytes]] = {"/db": pwb.db, "/upstream": pwb.upstream, "/api": pwb.api,
-                                                 "/posts": pwb.posts}
-
-
 def threadpool_endpoint(body: Callable[[], bytes], content_type: str) -> Callable[[Request], Response]:
     def get(request: Request) -> Response:  # sync: Starlette calls it in its thread pool
         return Response(body(), media_type=content_type)
@@ -50,12 +44,12 @@ def threadpool_endpoint(body: Callable[[], bytes], content_type: str) -> Callabl
     return get
 
 
-def route(path: str, body: Body, content_type: str) -> Route:
-    if not pwb.is_async_driver() and path in SYNC_SERVICES:
-        return Route(path, threadpool_endpoint(SYNC_SERVICES[path], content_type), methods=["GET"])
-    return Route(path, endpoint(body, content_type), methods=["GET"])
+def starlette_route(route: pwb_routes.Route) -> Route:
+    if route.waits_on_service and not pwb.is_async_driver():
+        return Route(route.path, threadpool_endpoint(route.body, route.content_type), methods=["GET"])
+    return Route(route.path, endpoint(route.on_loop(), route.content_type), methods=["GET"])
 
 
-ROUTES = [route(path, body, ctype) for path, (body, ctype) in ENDPOINTS.items()]
+ROUTES = [starlette_route(route) for route in pwb_routes.ROUTES]
 
 asgi = pwb_shapes_asgi.wrap(Starlette(debug=False, routes=ROUTES, lifespan=lifespan))

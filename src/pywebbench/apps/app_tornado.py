@@ -4,10 +4,10 @@
 
 N > 1 starts N forked processes, each binding with SO_REUSEPORT (Tornado's recommended
 multi-process mode); the parent forwards SIGTERM/SIGINT to them once. Tornado runs on asyncio,
-so ``--loop uvloop`` just swaps the asyncio loop. Bodies come from pwb_common as ready bytes.
-/db, /api, /posts and /upstream await the async backend (asyncpg, aiohttp); with a sync
-PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the blocking functions
-right on the event loop instead, on purpose.
+so ``--loop uvloop`` just swaps the asyncio loop. Routes come from pwb_routes, bodies from
+pwb_common as ready bytes. /db, /api, /posts and /upstream await the async backend (asyncpg,
+aiohttp); with a sync PWB_DRIVER (seed 001's blocking variant, PWB_DRIVER=psycopg) they call the
+blocking functions right on the event loop instead, on purpose.
 """
 
 from __future__ import annotations
@@ -18,14 +18,12 @@ from collections.abc import Awaitable, Callable
 import tornado.web
 
 import pwb_common as pwb
+import pwb_routes
 import pwb_serve
 import pwb_shapes_tornado
 
 
 Body = Callable[[], Awaitable[bytes]]
-
-
-ENDPOINTS = pwb.async_endpoints()
 
 
 class Endpoint(tornado.web.RequestHandler):
@@ -40,7 +38,8 @@ class Endpoint(tornado.web.RequestHandler):
 
 
 ROUTES: list[tuple[str, type[tornado.web.RequestHandler], dict[str, object]]] = [
-    (path, Endpoint, {"body": body, "content_type": ctype}) for path, (body, ctype) in ENDPOINTS.items()
+    (route.path, Endpoint, {"body": route.on_loop(), "content_type": route.content_type})
+    for route in pwb_routes.ROUTES
 ]
 
 def make_app() -> tornado.web.Application:

@@ -2,8 +2,8 @@
 What the contract fixes is pwb_contract.py's; the backends are pwb_sync.py's and
 pwb_async.py's; this module is what the apps import (`import pwb_common as pwb`).
 
-Framework modules stay thin: a route calls one function here and wraps the bytes in its
-own response with the matching content type. Runs inside each stack's venv, so only the
+Framework modules stay thin: a route (pwb_routes.ROUTES names which) calls one function here
+and wraps the bytes in its own response with the matching content type. Runs inside each stack's venv, so only the
 standard library is imported up front; Jinja2 and the driver chosen by PWB_DRIVER load on
 first use:
 
@@ -195,7 +195,7 @@ async def aclose_async() -> None:
             await backend.aclose()
 
 
-# --- The endpoint table every asyncio app serves (one place, not nine copies) ---
+# --- A sync body as an asyncio app awaits it (pwb_routes.Route.on_loop) ---
 
 AsyncBody = Callable[[], Awaitable[bytes]]
 
@@ -207,23 +207,3 @@ def on_loop(body: Callable[[], bytes]) -> AsyncBody:
         return body()
 
     return run
-
-
-def async_endpoints() -> dict[str, tuple[AsyncBody, str]]:
-    """Path -> (coroutine returning the body, content type) for asyncio frameworks.
-
-    With an async driver the service endpoints await asyncpg/aiohttp; with a sync one
-    (seed 001's "sync DB client inside Starlette") they block the loop, on purpose.
-    """
-    def service(async_body: AsyncBody, sync_body: Callable[[], bytes]) -> AsyncBody:
-        return async_body if is_async_driver() else on_loop(sync_body)
-
-    return {
-        "/hello": (on_loop(hello_body), TEXT_PLAIN),
-        "/db": (service(db_async, db), APPLICATION_JSON),
-        "/upstream": (service(upstream_async, upstream), APPLICATION_JSON),
-        "/template": (on_loop(template_body), TEXT_HTML),
-        "/api": (service(api_async, api), APPLICATION_JSON),
-        "/posts": (service(posts_async, posts), APPLICATION_JSON),
-        "/cpu": (on_loop(cpu_body), APPLICATION_JSON),
-    }

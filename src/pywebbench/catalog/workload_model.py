@@ -75,3 +75,6 @@ class Workload:
     """A recorded log's arrivals (`app --replay`): each window sends them at their own times."""
     shape: Shape | None = None
     """A connection-shape workload (catalog/shapes/): who serves it, how it is checked and loaded."""
+    knobs: tuple[str, ...] = ()
+    """The sweep knobs (plan/sweep.Knob values) that change what its requests do, beyond those of every
+    workload (connections, workers, ...): cpu_size for /cpu, db_delay for /db."""

@@ -1,5 +1,10 @@
 """Workloads: the endpoint each one loads and how to tell a right answer from a wrong one.
 
+A workload the Python apps serve is one `Workload` here and its route one line in the apps' table
+(apps/pwb_routes.ROUTES: path, body, content type), which every framework's app module registers in
+its own idiom; the Go reference (stage/reference/go/cmd/reference) keeps its own handlers.
+tests/unit/test_recipe_workload.py holds the places to each other.
+
 Every answer is checked byte for byte against what the harness computes itself: from the
 database it loaded (/db, /api, /posts), the template it renders (/template), the upstream it
 started (/upstream), the sieve (/cpu). So "identical bytes across stacks" is enforced, not
@@ -61,21 +66,23 @@ WORKLOADS: dict[str, Workload] = {
                  lambda body, e: None if body == b"Hello World!" else f"body {body[:60]!r}, expected b'Hello World!'"),
         Workload("db", "/db", "application/json",
                  "seed 000: pg_sleep(delay) then one random row by key, through pgbouncer",
-                 _check_db, frozenset({Needs.DATABASE}), io_bound=True),
+                 _check_db, frozenset({Needs.DATABASE}), io_bound=True,
+                 knobs=("db_delay", "db_pool", "max_db_sessions")),
         Workload("upstream", "/upstream", "application/json",
                  "seeds 001/002: call a slow HTTP API and return its body",
                  lambda body, e: _same(e.upstream_body, body, "upstream body"), frozenset({Needs.UPSTREAM}),
-                 io_bound=True),
+                 io_bound=True, knobs=("upstream_delay",)),
         Workload("template", "/template", "text/html", "seed 004: render a small Jinja2 template",
                  lambda body, e: _same(e.template_body, body, "rendered template")),
         Workload("api", "/api", "application/json",
                  "seed 004: one DB write, one DB read, filter in Python, JSON",
-                 lambda body, e: _same(e.api_body, body, "/api answer"), frozenset({Needs.DATABASE}), io_bound=True),
+                 lambda body, e: _same(e.api_body, body, "/api answer"), frozenset({Needs.DATABASE}), io_bound=True,
+                 knobs=("db_pool", "max_db_sessions")),
         Workload("posts", "/posts", "application/json", "seed 001: 300 rows as about 12 KB of JSON",
                  lambda body, e: _same(e.posts_body, body, "/posts answer"), frozenset({Needs.DATABASE}),
-                 io_bound=True),
+                 io_bound=True, knobs=("db_pool", "max_db_sessions")),
         Workload("cpu", "/cpu", "application/json", "seed 003: a compute-bound handler (pure-Python sieve)",
-                 lambda body, e: _same(cpu_body(e.cpu_size), body, "/cpu answer")),
+                 lambda body, e: _same(cpu_body(e.cpu_size), body, "/cpu answer"), knobs=("cpu_size",)),
         Workload("static", "/static", "text/plain", "seed 004: a file served by nginx alone, the machine's ceiling",
                  lambda body, e: _same(e.static_body, body, "static file"), frozenset({Needs.NGINX}), nginx_only=True),
         *SHAPE_WORKLOADS,  # the connection shapes (issue 50): a module each, registered in catalog/shapes/registry.py
