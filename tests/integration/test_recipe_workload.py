@@ -1,8 +1,8 @@
 """docs/layout.md's workload recipe on real servers: a throwaway route added as one line to a copy of
-the apps' route table (apps/pwb_routes.ROUTES) is served by each framework's own router, on a WSGI
-stack (Flask under Gunicorn), an ASGI one (Starlette under Uvicorn) and a framework's own server
-(aiohttp), and the throwaway `Workload`'s check passes on every answer. The catalog side of the
-recipe, and every app module picking the table up: tests/unit/test_recipe_workload.py."""
+the apps' route table (apps/pwb_routes.ROUTES) is served by each framework's own router, every app
+module under one real server (WSGI, ASGI, a framework's own; both sides of Falcon and Django), and
+the throwaway `Workload`'s check passes on every answer (about 1 s a server). The catalog side of
+the recipe, and the check naming each place left out: tests/unit/test_recipe_workload.py."""
 
 from __future__ import annotations
 
@@ -55,7 +55,14 @@ def _get(port: int, path: str, deadline: float) -> tuple[int, str, bytes]:
             time.sleep(0.2)
 
 
-@pytest.mark.parametrize("stack_id", ["flask:gunicorn-sync", "starlette:uvicorn", "aiohttp:aiohttp"])
+STACKS = ("flask:gunicorn-sync", "bottle:gunicorn-sync", "falcon:gunicorn-sync", "falcon:uvicorn",
+          "django:gunicorn-sync", "django:uvicorn", "hug:gunicorn-sync", "apistar:gunicorn-sync", "starlette:uvicorn",
+          "fastapi:uvicorn", "quart:hypercorn", "aioflask:uvicorn", "litestar:uvicorn", "blacksheep:uvicorn",
+          "sanic:sanic", "aiohttp:aiohttp", "tornado:tornado")
+"""Every app module, each interface of those that offer two, under one server each."""
+
+
+@pytest.mark.parametrize("stack_id", STACKS)
 def test_a_route_added_in_one_line_is_served_by_the_framework_s_own_router(apps: Path, stack_id: str,
                                                                           tmp_path: Path) -> None:
     stack = next(s for s in build_catalog().stacks if s.id == stack_id)
@@ -68,7 +75,9 @@ def test_a_route_added_in_one_line_is_served_by_the_framework_s_own_router(apps:
                  "PWB_CPU_SIZE": str(CPU_SIZE), "PWB_DRIVER": stack.driver}
     with ManagedProcess(argv, env=variables, log_dir=tmp_path, name="recipe") as server:
         status, content_type, body = _get(port, THROWAWAY.path, time.monotonic() + 60)
+        hello = _get(port, "/hello", time.monotonic() + 5)  # the table's own routes as before
         assert server.poll() is None, server.stderr_tail(15)
+    assert hello[0] == 200 and WORKLOADS["hello"].check(hello[2], Expected()) is None, hello
     assert status == 200, (status, body[:200])
     assert content_type.partition(";")[0] == THROWAWAY.media_type
     assert THROWAWAY.check(body, Expected(cpu_size=CPU_SIZE)) is None, body
