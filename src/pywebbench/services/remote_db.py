@@ -174,7 +174,7 @@ class RemoteDb:
         """pgbouncer started again on the db host with `cap` (a max_db_sessions sweep point); its new address."""
         try:
             data = self._ask("cap", timeout_s, cap=cap)
-        except RoleError as exc:
+        except ServiceError as exc:
             raise ServiceError(f"the db role on {self.conn.name} could not set max_db_sessions {cap}: {exc}") from None
         assert self.info is not None
         self.info = RemoteDbInfo(int(data["port"]), str(data["dsn"]), self.info.postgres_version)
@@ -182,9 +182,14 @@ class RemoteDb:
         return self.info
 
     def _ask(self, what: str, timeout_s: float, **arguments: Any) -> dict[str, Any]:
+        """The role's answer; ServiceError (one line) if it has ended, is silent or failed, as a
+        local pgbouncer's trouble would be."""
         if self._proc is None:
             raise ServiceError(f"the db role on {self.conn.name} is not running")
-        return ask(self._proc, what, timeout_s, **arguments)
+        try:
+            return ask(self._proc, what, timeout_s, **arguments)
+        except RoleError as exc:
+            raise ServiceError(str(exc)) from None
 
     @property
     def pid(self) -> int | None:
@@ -217,7 +222,7 @@ class RemotePeak:
     def __enter__(self) -> RemotePeak:
         try:  # answered once the sampler on the db host has begun this window's peak
             self.db._ask("peaks_begin", self.ack_timeout_s)
-        except (RoleError, ServiceError):
+        except ServiceError:
             self.error = "the db host's session sampler did not answer"
         return self
 
@@ -226,7 +231,7 @@ class RemotePeak:
             return
         try:
             data = self.db._ask("peaks_end", self.ack_timeout_s)
-        except (RoleError, ServiceError):
+        except ServiceError:
             self.error = "the db host's session sampler lost this window's request"
             return
         peaks: dict[str, int] = data.get("peaks", {})

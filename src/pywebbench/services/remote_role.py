@@ -77,7 +77,10 @@ def ask(proc: RemoteProcess, what: str, timeout_s: float, **arguments: Any) -> d
     late answer is skipped); RoleError if the role has ended, is silent, or answers an error."""
     with _ASKING:
         request = next(_IDS)
-        proc.send({"id": request, "ask": what, **arguments})
+        try:
+            proc.send({"id": request, "ask": what, **arguments})
+        except SshError:
+            raise RoleError(f"the {proc.name} role on {proc.conn.name} has ended: cannot ask {what}") from None
         deadline = time.monotonic() + timeout_s
         try:
             while (left := deadline - time.monotonic()) > 0:
@@ -87,8 +90,8 @@ def ask(proc: RemoteProcess, what: str, timeout_s: float, **arguments: Any) -> d
                         raise RoleError(str(answer["error"]))
                     return answer
         except ChannelClosed:
-            raise RoleError(f"{proc.name} on {proc.conn.name} ended before answering {what}") from None
-    raise RoleError(f"{proc.name} on {proc.conn.name} did not answer {what} in {timeout_s:.0f} s")
+            raise RoleError(f"the {proc.name} role on {proc.conn.name} ended before answering {what}") from None
+    raise RoleError(f"the {proc.name} role on {proc.conn.name} did not answer {what} in {timeout_s:.0f} s")
 
 
 def _stderr_tail(proc: RemoteProcess) -> str:
