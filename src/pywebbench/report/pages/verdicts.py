@@ -48,10 +48,12 @@ def errors_section(results: Path) -> str:
     data = read_record(results, "verdict-errors.json")
     if data is None:
         return "No simulation of the verdicts committed yet (`scripts/coverage`)."
-    lines = ["| shape | noise | family control | 'different' calls per run | false among them (FDR) | any false (FWER) "
-             "| 'equivalent' calls per run | false among them | any false |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| shape | noise | design | family control | 'different' calls per run | false among them (FDR) "
+             "| any false (FWER) | 'equivalent' calls per run | false among them | any false |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for c in data["cells"]:
-        lines.append(f"| {c['shape']} | {c['noise']} | {c['control']} | {c['different_calls']:.1f} | {c['different_fdr']:.1%} "
+        lines.append(f"| {c['shape']} | {c['noise']} | {c.get('design', 'complete')} | {c['control']} "
+                     f"| {c['different_calls']:.1f} | {c['different_fdr']:.1%} "
                      f"| {c['different_any']:.1%} | {c['equivalent_calls']:.1f} | {c['equivalent_fdr']:.1%} "
                      f"| {c['equivalent_any']:.1%} |")
     return f"""\
@@ -66,4 +68,15 @@ judged before; the default is `{data["default_control"]}`.
 
 {chr(10).join(lines)}
 
-Adaptive allocation's repeated looks are not in this simulation yet."""
+{_adaptive_said(data)}"""
+
+
+def _adaptive_said(data: dict[str, Any]) -> str:
+    if not any(c.get("design") == "adaptive" for c in data["cells"]):
+        return "Adaptive allocation's repeated looks are not in this simulation yet."
+    return ("`adaptive` is `--allocation adaptive`'s ranking rule with its repeated looks "
+            "(`verdict_errors.retired_by_verdicts`): after two pilot launches, before every launch, the "
+            "table so far is ranked and judged as the report judges it, a stack resolved against both "
+            "neighbours leaves for good, the complete design's windows are spread over up to three times "
+            "its launches, and the verdicts are those of the table where it stopped, under the default "
+            "control.")
