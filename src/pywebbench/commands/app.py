@@ -35,7 +35,7 @@ from pywebbench.plan.app import (
     APP_WORKLOAD, AppTarget, app_framework, app_workload, parse_env, parse_target, select_servers,
 )
 from pywebbench.plan.declared import Command, flags_of
-from pywebbench.plan.generators import Generator
+from pywebbench.plan.generators import ChosenBy, Loop, chosen_by, default_generator
 from pywebbench.plan.sources import from_sources
 from pywebbench.plan.sessions import Plan, Variant, make_plan
 from pywebbench.plan.slo import Slo, parse_slo
@@ -133,11 +133,11 @@ def _run_app(args: argparse.Namespace, catalog: Catalog, run: RunJob, exit_code:
                  db_rows=1000)  # the harness's own table is not the app's: keep its load short
     rate = _one_rate(args) if traffic.replay_rate is None else traffic.replay_rate
     if traffic.schedule is not None:
-        flags["generator"] = Generator.REPLAY.value  # the log's arrivals, scaled to each window's rate
+        flags["generator"] = chosen_by(ChosenBy.REPLAY).value  # the log's arrivals, scaled to each window's rate
         note(f"replay: {len(traffic.schedule.offsets_s):,} arrivals over {traffic.schedule.span_s:,.0f} s "
              f"(mean {traffic.schedule.mean_rate:,.1f} req/s), played at {traffic.replay_speed:g}x")
     elif slo is not None or rate is not None:
-        flags["generator"] = Generator.OHA.value  # open loop: oha sends any mix at a rate
+        flags["generator"] = default_generator(Loop.OPEN).value  # open loop: oha sends any mix at a rate
     if traffic.derived is not None:
         print("\n".join(mix_table_lines(traffic.derived)))
     if rate is not None and not args.tune:
@@ -199,7 +199,7 @@ def _check_tune_flags(args: argparse.Namespace, note: Callable[[str], None] = la
     rates = (rate,) if rate is not None else ()
     flags.update(workloads=(APP_WORKLOAD,), generator=None)
     if slo is not None:
-        flags.update(generator=Generator.OHA.value)
+        flags.update(generator=default_generator(Loop.OPEN).value)
     check_tune(from_sources(config_file=None, environ=os.environ, flags=flags), slo, resume=False, rates=rates)
     return slo
 

@@ -94,7 +94,8 @@ def _users(stacks: list[Stack], package: str, options: RunOptions) -> list[Stack
     for stack in stacks:
         if stack.server.native is not None:
             continue
-        probe = TrialSpec("gate", stack.id, options.workloads[0], 1, 1.0, 0.0, 1, "wrk", python=options.python)
+        probe = TrialSpec("gate", stack.id, options.workloads[0], 1, 1.0, 0.0, 1, options.generator,
+                          python=options.python)
         try:
             used = uses(environments.ensure(stack, probe), package)
         except EnvUnavailable as exc:

@@ -14,6 +14,7 @@ from pywebbench.core.errors import UserError
 from pywebbench.jobs.execute import Job
 from pywebbench.measure.round_plan import Budget
 from pywebbench.measure.runner import Runner
+from pywebbench.plan.generators import Loop, default_generator
 from pywebbench.plan.options import DEFAULT_SUITE, SPELLINGS
 from pywebbench.plan.sessions import Plan, choose_stacks
 from pywebbench.plan.slo import parse_slo
@@ -63,7 +64,8 @@ def cmd_tune(args: argparse.Namespace, catalog: Catalog) -> int:
     check_slo_flag(args.slo, args.tune, args.target_rate)
     slo = parse_slo(args.slo) if args.slo is not None else None
     rates: tuple[float, ...] = args.rate or ()
-    options, preset = command_options(args, {"generator": "oha"} if slo is not None and args.generator is None else {})
+    options, preset = command_options(args, {"generator": default_generator(Loop.OPEN).value}
+                                      if slo is not None and args.generator is None else {})
     if preset is not None:
         raise UserError("--tune does not take a --preset")
     check_tune(options, slo, resume=args.resume is not None, rates=rates)

@@ -14,8 +14,11 @@ import re
 import shutil
 import statistics
 import subprocess
+from typing import ClassVar
 from pathlib import Path
 
+from pywebbench.catalog.protocols import Protocol
+from pywebbench.plan.generators import Capabilities, Mixes, Need
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
@@ -25,6 +28,11 @@ DEFAULT_REQUESTS = 10_000
 
 class ApacheBench:
     name = "ab"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        closed_loop=True, open_loop=False, mixes=Mixes.ONE, fixed_count=True,
+        protocols=frozenset({Protocol.H1}), remote_hosts=False,
+        need=Need("ab", "ApacheBench, the seeds' fixed-count generator", "sudo apt-get install -y apache2-utils",
+                  required=True))
 
     def __init__(self, binary: str = "ab") -> None:
         self.binary = binary

@@ -15,8 +15,10 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
+from pywebbench.plan.generators import Capabilities, ChosenBy, Mixes, Need
 from pywebbench.catalog.protocols import Protocol
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, first_line_version, taskset_prefix
 from pywebbench.core.procs import ManagedProcess, describe_exit
@@ -34,6 +36,12 @@ _UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
 class H2load:
     name = "h2load"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        closed_loop=True, open_loop=False, mixes=Mixes.ONE, fixed_count=False,
+        protocols=frozenset({Protocol.H2C, Protocol.H1_TLS, Protocol.H2_TLS}), remote_hosts=False,
+        chosen_by=ChosenBy.PROTOCOL,
+        need=Need("h2load", "sends the protocols h2c, h1-tls and h2-tls (--protocol)",
+                  "sudo apt-get install -y nghttp2-client"))
 
     def __init__(self, binary: str = "h2load") -> None:
         self.binary = binary

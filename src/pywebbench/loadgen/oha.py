@@ -29,17 +29,19 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
 
+from pywebbench.catalog.protocols import Protocol
 from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.core.errors import UserError
 from pywebbench.stage.tools import locate
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, first_line_version, taskset_prefix, weighted_cycle
-from pywebbench.plan.generators import RequestKind, differ_only_in_path, request_kind
+from pywebbench.plan.generators import (Capabilities, Loop, Mixes, Need, RequestKind, differ_only_in_path,
+                                        request_kind)
 from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
 
@@ -87,6 +89,11 @@ class RequestLog:
 
 class Oha:
     name = "oha"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        closed_loop=True, open_loop=True, mixes=Mixes.PATHS, fixed_count=False,
+        protocols=frozenset({Protocol.H1}), remote_hosts=False,
+        default_for=Loop.OPEN,
+        need=Need("oha", "open-loop (constant-rate) generator with latency correction", "./scripts/install.sh"))
 
     def __init__(self, binary: str | None = None) -> None:
         self.binary = binary or oha_binary() or "oha"

@@ -21,12 +21,15 @@ import base64
 import json
 import os
 import subprocess
+from typing import ClassVar
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
 
+from pywebbench.catalog.protocols import Protocol
+from pywebbench.plan.generators import Capabilities, ChosenBy, Mixes, Need
 from pywebbench.catalog.schedule import per_second
 from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
@@ -71,6 +74,13 @@ def schedule_text(arrivals: list[tuple[float, int]]) -> str:
 
 class Replay:
     name = "replay"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        closed_loop=False, open_loop=True, mixes=Mixes.ANY, fixed_count=False,
+        protocols=frozenset({Protocol.H1}), remote_hosts=False,
+        chosen_by=ChosenBy.REPLAY,
+        need=Need("go", "sends a recorded log's arrivals at their own times (app --from-log --replay), "
+                  "built from the Go reference sources on first use", "sudo apt-get install -y golang-go",
+                  detail="built with the Go reference", missing="needs go"))
 
     def __init__(self, binary: str | None = None) -> None:
         self._binary = binary

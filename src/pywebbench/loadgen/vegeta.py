@@ -42,12 +42,14 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
 
+from pywebbench.catalog.protocols import Protocol
+from pywebbench.plan.generators import Capabilities, Mixes, Need
 from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix, weighted_cycle
@@ -141,6 +143,11 @@ def _column(values: list[int]) -> npt.NDArray[np.int64]:
 
 class Vegeta:
     name = "vegeta"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        closed_loop=True, open_loop=True, mixes=Mixes.ANY, fixed_count=False,
+        protocols=frozenset({Protocol.H1}), remote_hosts=False,
+        need=Need("vegeta", "open-loop generator, optional (--generator vegeta; oha sends every mix by default)",
+                  "./scripts/install.sh"))
 
     def __init__(self, binary: str | None = None) -> None:
         self.binary = binary or vegeta_binary() or "vegeta"

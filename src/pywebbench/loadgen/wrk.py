@@ -10,8 +10,10 @@ import signal
 import subprocess
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from pywebbench.catalog.protocols import Protocol
+from pywebbench.plan.generators import Capabilities, Loop, Mixes, Need
 from pywebbench.catalog.workloads import HttpRequest
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.core.procs import ManagedProcess, describe_exit
@@ -22,6 +24,10 @@ US_PER_MS = 1000.0
 
 class Wrk:
     name = "wrk"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        closed_loop=True, open_loop=False, mixes=Mixes.ANY, fixed_count=False, protocols=frozenset({Protocol.H1}),
+        remote_hosts=True, default_for=Loop.CLOSED, mean_has_omission_samples=True,
+        need=Need("wrk", "closed-loop load generator (default)", "sudo apt-get install -y wrk", required=True))
 
     def __init__(self, binary: str = "wrk") -> None:
         self.binary = binary

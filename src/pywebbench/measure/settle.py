@@ -28,12 +28,14 @@ from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.loadgen.h2load import H2load
 from pywebbench.loadgen.registry import make_generator, window_generator
 from pywebbench.loadgen.wrk import mix_lua
+from pywebbench.plan.generators import Loop, default_generator
 from pywebbench.core.procs import ManagedProcess
 
 
-def settle_load(request: LoadRequest, seconds: float, work_dir: Path, *, generator: str = "oha") -> None:
+def settle_load(request: LoadRequest, seconds: float, work_dir: Path, *, generator: str | None = None) -> None:
     """The window's settle: at its own offered rate when it has one, else closed loop.
-    `generator` is the run's (--generator), which with the window decides who sends the settle."""
+    `generator` is the run's (--generator; None: the default open-loop one), which with the window
+    decides who sends the settle."""
     if request.rate is None and request.protocol is not Protocol.H1:
         h2load_settle(request, seconds, work_dir)
     elif request.rate is None:
@@ -42,14 +44,15 @@ def settle_load(request: LoadRequest, seconds: float, work_dir: Path, *, generat
         rate_settle(request, seconds, work_dir, generator=generator)
 
 
-def rate_settle(request: LoadRequest, seconds: float, work_dir: Path, *, generator: str = "oha") -> None:
+def rate_settle(request: LoadRequest, seconds: float, work_dir: Path, *, generator: str | None = None) -> None:
     """Send `request` open loop at its rate for `seconds` with the window's own generator (which
     stops on time) and discard it."""
     if seconds <= 0:
         return
     settle = replace(request, duration_s=seconds, requests=None, label="settle")
     try:
-        make_generator(window_generator(generator, settle)).run(settle, work_dir)
+        configured = generator if generator is not None else default_generator(Loop.OPEN)
+        make_generator(window_generator(configured, settle)).run(settle, work_dir)
     except LoadGenError:
         pass  # a settle's figures are never read; a failing server shows in the window itself
 

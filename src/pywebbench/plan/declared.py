@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -175,7 +175,8 @@ class Option:
     parse: Callable[[str], Any] | None = None
     kind: Kind = Kind.VALUE
     metavar: str | None = None
-    choices: tuple[str, ...] | None = None
+    choices: Sequence[str] | None = None
+    """Read when asked: the generators' are a live view of the registered ones (plan/generators.py)."""
     commands: frozenset[Command] = EVERY
     aliases: tuple[str, ...] = ()
     """Other spellings the parser accepts (app's --rounds for --repeats)."""

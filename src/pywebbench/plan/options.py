@@ -13,7 +13,7 @@ from pywebbench.catalog.model import DB_KINDS, DRIVER_REQUIREMENTS
 from pywebbench.catalog.protocols import parse_protocol
 from pywebbench.core.errors import UserError, refusals
 from pywebbench.plan.cpus import CpuSplit, default_split, parse_cpu_list
-from pywebbench.plan.generators import CHOSEN_GENERATORS, GENERATOR_NAMES, Generator
+from pywebbench.plan.generators import CHOSEN_GENERATORS, GENERATOR_NAMES, Generator, Loop, default_generator
 from pywebbench.plan.hosts import check_placement
 from pywebbench.plan.interpreter_names import parse_python
 from pywebbench.plan.pins import parse_pin
@@ -88,7 +88,8 @@ class RunOptions:
     threads: int | None = None
     stack_cpus: tuple[int, ...] | None = None
     loadgen_cpus: tuple[int, ...] | None = None
-    generator: Generator = Generator.WRK
+    generator: Generator = field(default_factory=lambda: default_generator(Loop.CLOSED))
+    """The generator that declared itself the closed-loop default (loadgen/wrk.py)."""
     requests: int | None = None
     repeats: int | None = None
     """Rounds to run before the stopping rule may stop (None: 1 for restart, DEFAULT_ROUNDS otherwise)."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pywebbench.core.errors import UserError
+from pywebbench.plan.generators import GENERATOR_NAMES, ChosenBy, Generator, Loop, chosen_by, default_generator
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan, needs_of
 from pywebbench.stage.envs import uv_binary
@@ -33,6 +34,18 @@ def _header(name: str, path: Path, purpose: str, package: str) -> Requirement:
     return Requirement(name, purpose, path.exists(), str(path), f"sudo apt-get install -y {package}", False)
 
 
+def generator_requirements() -> list[Requirement]:
+    """Each registered load generator's own declaration of what it needs (its Capabilities.need)."""
+    found = []
+    for name in GENERATOR_NAMES:
+        need = Generator(name).capabilities.need
+        path = locate(need.binary)
+        detail = (need.detail or path) if path is not None else need.missing
+        found.append(Requirement(name, need.purpose, path is not None, detail or need.missing, need.fix,
+                                 need.required))
+    return found
+
+
 def check() -> list[Requirement]:
     try:
         uv = uv_binary()
@@ -40,26 +53,9 @@ def check() -> list[Requirement]:
     except FileNotFoundError:
         uv, uv_ok = "not found", False
     python_h = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    oha = locate("oha")
     toxiproxy = locate("toxiproxy-server")
-    vegeta = locate("vegeta")
     return [
-        _command("wrk", "closed-loop load generator (default)", "wrk"),
-        _command("ab", "ApacheBench, the seeds' fixed-count generator", "apache2-utils"),
-        Requirement("oha", "open-loop (constant-rate) generator with latency correction", oha is not None,
-                    oha or "not found", "./scripts/install.sh", False),
-        Requirement("vegeta", "open-loop generator, optional (--generator vegeta; oha sends every mix by default)",
-                    vegeta is not None, vegeta or "not found", "./scripts/install.sh", False),
-        Requirement("replay", "sends a recorded log's arrivals at their own times (app --from-log --replay), "
-                    "built from the Go reference sources on first use", locate("go") is not None,
-                    "built with the Go reference" if locate("go") else "needs go", "sudo apt-get install -y golang-go",
-                    False),
-        Requirement("shapes", "drives the connection shapes idle, sse and ws-echo, built from the Go reference "
-                    "sources on first use", locate("go") is not None,
-                    "built with the Go reference" if locate("go") else "needs go", "sudo apt-get install -y golang-go",
-                    False),
-        _command("h2load", "sends the protocols h2c, h1-tls and h2-tls (--protocol)", "nghttp2-client",
-                 required=False),
+        *generator_requirements(),
         _command("openssl", "makes each run's certificate for --protocol h1-tls and h2-tls", "openssl",
                  required=False),
         _command("taskset", "pins stack and generator to disjoint CPUs", "util-linux"),
@@ -86,18 +82,18 @@ def check_tools(plan: Plan, options: RunOptions) -> None:
     """A missing tool is a one-line error before anything starts, never a failure mid-run."""
     wanted = {options.generator, "taskset", "uv"}
     if options.method.paired:
-        wanted.add("wrk")  # the settle before each window is a short wrk, whatever measures the window
+        wanted.add(default_generator(Loop.CLOSED))  # each window's settle: measure/settle.py
     needs = {n.value for n in needs_of(plan)}
     if "database" in needs:
         wanted |= {"postgres", "pgbouncer"}
     if "upstream" in needs or any(s.stack.server.native == "go-reference" for s in plan.sessions):
         wanted.add("go")
     if any(w.schedule is not None for s in plan.sessions for w in s.workloads):
-        wanted.add("replay")
+        wanted.add(chosen_by(ChosenBy.REPLAY))
     if any(w.shape is not None and w.shape.drive.command for s in plan.sessions for w in s.workloads):
-        wanted |= {"shapes", "go"}
+        wanted |= {chosen_by(ChosenBy.SHAPE), "go"}
     if any(t.protocol not in (None, "h1") for s in plan.sessions for t in s.trials):
-        wanted |= {"h2load", "openssl"}
+        wanted |= {chosen_by(ChosenBy.PROTOCOL), "openssl"}
     if options.profile:
         wanted.add("py-spy")
     if options.topology == "nginx" or any(s.stack.server.native == "nginx" for s in plan.sessions):
