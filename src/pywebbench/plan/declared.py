@@ -258,7 +258,8 @@ OPTIONS: tuple[Option, ...] = (
       choices=ALLOCATIONS,
       commands=frozenset({Command.RUN, Command.SWEEP})),
     O("launch_block", "--launch-block", "start at most N stacks and the baseline per launch, the launches cycling "
-      "through blocks drawn afresh each cycle (a run of many stacks: fewer idle servers beside each window)",
+      "through blocks: a random partition first, then runs of neighbours in the ranking so far, so adjacent "
+      "stacks share launches (a run of many stacks: fewer idle servers beside each window)",
       positive_int, metavar="N", commands=frozenset({Command.RUN, Command.SWEEP})),
     O("shards", "--shards", "split the stacks into N blocks measured at once, each on its own hosts (a fleet "
       "--hosts file whose hosts name their shard, or a netns rig each), the baseline and two overlap stacks in "
