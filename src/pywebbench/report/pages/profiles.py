@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pywebbench.profile.split import Category
+from pywebbench.report.pages import profile_gates
 from pywebbench.results.model import ProfileRecord, TrialResult, TrialStatus
 from pywebbench.results.store import load_results
 
@@ -24,7 +25,7 @@ def render(results: Path) -> str:
     folder = results / FOLDER / RUN
     parts = [_intro()]
     if not (folder / "results.jsonl").exists():
-        return "\n".join([*parts, "Not run yet: `scripts/profiles`.\n"])
+        return "\n".join([*parts, "Not run yet: `scripts/profiles`.\n", profile_gates.section(results)])
     loaded = load_results(folder)
     run = json.loads((folder / "run.json").read_text()) if (folder / "run.json").exists() else {}
     parts.append(f"`{run.get('command', 'scripts/profiles')}` at {run.get('commit', '?')}: exit "
@@ -34,6 +35,7 @@ def render(results: Path) -> str:
         records = [p for p in loaded.profiles if p.spec.workload == workload]
         parts.append(_section(workload, records, measured, folder, results))
     parts.append(_legend())
+    parts.append(profile_gates.section(results))
     return "\n".join(parts)
 
 
