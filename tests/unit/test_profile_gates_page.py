@@ -24,10 +24,10 @@ def test_each_series_counts_the_gates_that_named_the_injected_function_first(tmp
     for n in range(1, 11):
         _gate(tmp_path, "15us-30s", n, "_audit_trail (notes.py)" if n != 4 else "render (jinja2)", "30s")
     text = section(tmp_path)
-    rows = [line for line in text.splitlines() if line.startswith("| 15 us")]
-    assert rows[0].startswith("| 15 us | the measured windows' own (4 s) | 60s | 3 | 1 of 3 |")
+    rows = [line for line in text.splitlines() if line.startswith("| `15us")]
+    assert rows[0].startswith("| `15us` | 15 us | the measured windows' own (4 s) | 60s | 3 | 1 of 3 |")
     assert "2: no table; 3: _connect (notes.py)" in rows[0]
-    assert rows[1].startswith("| 15 us | 30s | 60s | 10 | 9 of 10 |") and "4: render (jinja2)" in rows[1]
+    assert rows[1].startswith("| `15us-30s` | 15 us | 30s | 60s | 10 | 9 of 10 |") and "4: render (jinja2)" in rows[1]
 
 
 def test_no_series_says_how_to_make_one(tmp_path: Path) -> None:

@@ -1,11 +1,14 @@
 """py-spy on a running server: every process of it, for a bounded time, its samples in a file
 of the run folder.
 
-One py-spy per server, on the server's root process with --subprocesses, so every worker is
-sampled, the master too, and a worker started during the window is followed. It runs in its
-own process group (procs.ManagedProcess: it dies with the harness), is started and attached
-before the load begins, and stopped with SIGINT (py-spy writes its file on Ctrl-C, not on
-SIGTERM) when the load ends; --duration bounds it should that signal never come.
+One py-spy per process of the server as the window starts (its master and every worker), their
+samples written into one file. One py-spy on the master with --subprocesses would follow a
+worker started during the window too, but with --native it died of SIGSEGV in 5 of 6 30-s
+profiled windows of gunicorn sync serving examples/notes here (py-spy 0.4.3), where one py-spy per
+worker process ran 30 s without one (2 of 2, by hand); a worker that starts mid-window is not
+sampled. Each runs in its own process group (procs.ManagedProcess: it dies with the harness), is
+started and attached before the load begins, and stopped with SIGINT (py-spy writes its file on
+Ctrl-C, not on SIGTERM) when the load ends; --duration bounds it should that signal never come.
 
 --native (C extensions' and the C library's frames, so the kernel and system calls can be told
 apart) makes py-spy pause each process at each sample; where it cannot (an unsupported
@@ -22,6 +25,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 from pywebbench.core.procs import ManagedProcess
 from pywebbench.stage import tools
@@ -112,29 +117,38 @@ class Recording:
         self.rate_hz = rate_hz
         self.native = native
         self.python_only_because = python_only_because
-        self._proc: ManagedProcess | None = None
+        self._procs: dict[int, ManagedProcess] = {}
         self.result: Sampled | None = None
 
-    def argv(self, native: bool) -> list[str]:
-        return [self.py_spy, "record", "--pid", str(self.pid), "--subprocesses", "--rate", str(self.rate_hz),
+    def argv(self, native: bool, pid: int | None = None) -> list[str]:
+        target = self.pid if pid is None else pid
+        return [self.py_spy, "record", "--pid", str(target), "--rate", str(self.rate_hz),
                 "--duration", str(self.bound_s), "--format", "raw", "--full-filenames",
-                *(["--native"] if native else ["--nonblocking"]), "--output", str(self.out)]
+                *(["--native"] if native else ["--nonblocking"]), "--output", str(self._part(target))]
+
+    def _part(self, pid: int) -> Path:
+        return self.out.with_name(f"{self.out.name}.{pid}")
 
     def __enter__(self) -> Recording:
         self.out.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._proc = self._attach(self.native)
+            self._procs[self.pid] = self._attach(self.native, self.pid)
         except SamplerError:
             if not self.native:
                 raise
             self.native = False  # no native unwinding here: Python frames only, without pausing
             self.python_only_because = "no native unwinding on this platform"
-            self._proc = self._attach(False)
+            self._procs[self.pid] = self._attach(False, self.pid)
+        for pid in _descendants(self.pid):
+            try:
+                self._procs[pid] = self._attach(self.native, pid)
+            except SamplerError:
+                continue  # a worker that ended between the listing and the attach: nothing to sample
         return self
 
-    def _attach(self, native: bool) -> ManagedProcess:
-        proc = ManagedProcess(self.argv(native), env=dict(os.environ), log_dir=self.out.parent,
-                              name=f"py-spy-{self.pid}").start()
+    def _attach(self, native: bool, pid: int) -> ManagedProcess:
+        proc = ManagedProcess(self.argv(native, pid), env=dict(os.environ), log_dir=self.out.parent,
+                              name=f"py-spy-{pid}").start()
         deadline = time.monotonic() + ATTACH_TIMEOUT_S
         while time.monotonic() < deadline:
             said = _said(proc)
@@ -145,28 +159,57 @@ class Recording:
                 raise SamplerError(_first_error(_said(proc)) or f"py-spy exited with code {proc.poll()}")
             time.sleep(0.02)
         proc.stop()
-        raise SamplerError(f"py-spy did not attach to {self.pid} within {ATTACH_TIMEOUT_S:.0f} s")
+        raise SamplerError(f"py-spy did not attach to {pid} within {ATTACH_TIMEOUT_S:.0f} s")
 
     def __exit__(self, *exc: object) -> None:
-        proc = self._proc
-        if proc is None:
+        if not self._procs:
             return
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGINT)  # py-spy writes its output on Ctrl-C
-            try:
-                proc.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                pass
+        for proc in self._procs.values():
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGINT)  # py-spy writes its output on Ctrl-C
+        samples = errors = 0
+        problems: list[str] = []
+        crashed: str | None = None
+        with self.out.open("w") as merged:
+            for pid, proc in self._procs.items():
+                got, why, crash = self._collect(proc, self._part(pid))
+                if got is None:
+                    problems.append(why)
+                    crashed = crashed or crash
+                    continue
+                samples, errors = samples + got[0], errors + got[1]
+                merged.write(self._part(pid).read_text(errors="replace"))
+                self._part(pid).unlink(missing_ok=True)
+        if crashed is not None:  # a side sampled otherwise than the rest would not compare: load it again
+            raise NativeUnwindCrash(crashed)
+        if samples == 0 and problems:
+            raise SamplerError(problems[0])
+        self.result = Sampled(self.out, samples, errors, self.native, tuple(self.argv(self.native)),
+                              self.python_only_because)
+
+    def _collect(self, proc: ManagedProcess, part: Path) -> tuple[tuple[int, int] | None, str, str | None]:
+        """((samples, errors) or None, why none, the crash if py-spy --native died of one)."""
+        try:
+            proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            pass
         code = proc.stop()
         said = _said(proc)
         found = _SAMPLES.search(said)
-        if found is None or not self.out.exists():
-            if self.native and code is not None and -code in CRASH_SIGNALS:
-                raise NativeUnwindCrash(f"py-spy --native crashed ({signal.Signals(-code).name})")
-            # its exit says how it ended: by the signal (-2), killed at the end of the wait (-9), or on its own
-            raise SamplerError(_first_error(said) or f"py-spy wrote no samples (it exited with {code})")
-        self.result = Sampled(self.out, int(found.group(1)), int(found.group(2)), self.native,
-                              tuple(self.argv(self.native)), self.python_only_because)
+        if found is not None and part.exists():
+            return (int(found.group(1)), int(found.group(2))), "", None
+        if self.native and code is not None and -code in CRASH_SIGNALS:
+            return None, "", f"py-spy --native crashed ({signal.Signals(-code).name})"
+        # its exit says how it ended: by the signal (-2), killed at the end of the wait (-9), or on its own
+        return None, _first_error(said) or f"py-spy wrote no samples (it exited with {code})", None
+
+
+def _descendants(pid: int) -> list[int]:
+    """The server's other processes (its workers), as the window starts."""
+    try:
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
 
 
 def _said(proc: ManagedProcess) -> str:

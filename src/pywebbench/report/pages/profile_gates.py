@@ -32,7 +32,7 @@ def section(results: Path) -> str:
             continue
         named = sum(bool(g.get("found")) for g in gates)
         firsts = "; ".join(f"{g['gate']}: {g.get('first_named') or 'no table'}" for g in gates)
-        rows.append(f"| {gates[0].get('spin_us', 0):g} us | {_window(series, gates)} | {gates[0].get('budget', '?')} "
+        rows.append(f"| `{series.name}` | {gates[0].get('spin_us', 0):g} us | {_window(series, gates)} | {gates[0].get('budget', '?')} "
                     f"| {len(gates)} | {named} of {len(gates)} | {firsts} |")
     if not rows:
         return "## The gate example\n\nNot run yet: `scripts/profile-gate-series`.\n"
@@ -46,9 +46,14 @@ def section(results: Path) -> str:
 share of the samples changed most. Found: the summary names `{FUNCTION}` first. A gate whose
 profile failed on either side has no table (before 4d98c32, py-spy --native dying of SIGSEGV
 mid-window lost that side; the window is now loaded again with Python frames only). Every gate's gate.json, summary.md, console and results
-are under `docs/results/{FOLDER}/`.
+are under `docs/results/{FOLDER}/` by series. `15us-30s-subprocesses` is the series as first run
+with 30 s windows: one py-spy --native with --subprocesses per server died of SIGSEGV in 5 of its 6
+profiled windows, the windows loaded again with Python frames only, where gunicorn's
+`close_graceful` (waiting on the client's close, not on the CPU) took 36-45% of the samples and
+moved more than the injected cost; stopped after 3 gates. Since then one py-spy samples each
+process of the server.
 
-| injected cost | profiled window | budget | gates | named first | first named, gate by gate |
-|---|---|---|---|---|---|
+| series | injected cost | profiled window | budget | gates | named first | first named, gate by gate |
+|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 """
