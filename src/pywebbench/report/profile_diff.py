@@ -56,12 +56,13 @@ def changes_markdown(drawn: Sequence[Drawn], n: int = TOP_CHANGES) -> str:
     lines = ["### Where the CPU time moved (--profile)", "",
              "Each function's own time as a share of its version's samples (so a faster head's larger "
              "sample count does not read as growth); the flame graph is head's, red where a frame's share "
-             "grew, blue where it shrank."]
+             "grew, blue where it shrank. The functions come in the order their change stands out from the "
+             "sampling's own noise: z, the change over its binomial standard error."]
     for pair, path in drawn:
         lines += ["", f"**{escape(_name(pair))}**: {pair.base.total:,} samples in base, {pair.head.total:,} in head "
                       f"([differential flame graph]({quote(str(path), safe='/:')}))", "",
-                  "| Function | base | head | change |", "|---|---:|---:|---:|"]
-        lines += [f"| {escape(c.function)} | {c.base:.1%} | {c.head:.1%} | {_points(c.delta)} |"
+                  "| Function | base | head | change | z |", "|---|---:|---:|---:|---:|"]
+        lines += [f"| {escape(c.function)} | {c.base:.1%} | {c.head:.1%} | {_points(c.delta)} | {c.z:+.1f} |"
                   for c in top_changes(pair.base, pair.head, n)]
     return "\n".join(lines) + "\n"
 
