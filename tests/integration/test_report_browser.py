@@ -11,13 +11,9 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.chrome.webdriver import WebDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
@@ -27,18 +23,13 @@ from pywebbench.measure.checks import advice
 from pywebbench.report.formats import renderer
 from pywebbench.report.html import write_html
 from pywebbench.results.store import load_results
+from support.browser import SCREEN, opened as _opened
 from support.results_fixture import HELLO_STACKS, write_results
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-BROWSER_ARGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-extensions", "--no-first-run")
 HELLO_TITLE = "hello - 100 connections - wrk"
-LOAD_TIMEOUT_S = 120  # 5 MB of plotly.js and two dozen charts on a busy 2-core machine
 FLAGGED_RUN = Path(__file__).resolve().parents[2] / "docs" / "results" / "ci-gate" / "one-run-0us" / "4"
 """A committed run on a busy machine: two rows of 43 windows, 23 of each flagged busy-machine
 (one line per window under each row once, 46 in all, so the table ran off the first screen)."""
-SCREEN = (1400, 1000)
 
 
 @pytest.fixture(scope="module")
@@ -56,39 +47,6 @@ def browser(report: Path) -> Iterator[WebDriver]:
         if screenshot:
             _save_top(driver, Path(screenshot))
         yield driver
-
-
-@contextmanager
-def _opened(page: Path) -> Iterator[WebDriver]:
-    """Chromium at SCREEN's window size, the page loaded and every chart drawn."""
-    options = Options()
-    for arg in BROWSER_ARGS:
-        options.add_argument(arg)
-    options.binary_location = str(CHROMIUM)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # An explicit driver path: selenium-manager is never asked, so nothing is downloaded.
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
-        driver.set_page_load_timeout(LOAD_TIMEOUT_S)
-        driver.set_window_size(*SCREEN)
-        driver.get(page.as_uri())
-        WebDriverWait(driver, LOAD_TIMEOUT_S).until(lambda d: _drawn(d) == _chart_count(d))
-        yield driver
-    finally:
-        driver.quit()
-
-
-def _chart_count(driver: WebDriver) -> int:
-    return len(driver.find_elements(By.CSS_SELECTOR, "div.plotly-graph-div"))
-
-
-def _drawn(driver: WebDriver) -> int:
-    """Charts plotly has drawn: its class set and at least one trace inside the SVG."""
-    count = driver.execute_script(
-        "return Array.from(document.querySelectorAll('div.plotly-graph-div')).filter("
-        "d => d.classList.contains('js-plotly-plot') && d.querySelector('svg.main-svg .trace')).length")
-    assert isinstance(count, int)
-    return count
 
 
 def _save_top(driver: WebDriver, path: Path) -> None:
