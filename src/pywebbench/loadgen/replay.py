@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pywebbench.catalog.protocols import Protocol
-from pywebbench.plan.generators import Capabilities, ChosenBy, Mixes, Need
+from pywebbench.plan.generators import Capabilities, ChosenBy, Mixes, built_with_go
 from pywebbench.catalog.schedule import per_second
 from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
@@ -78,9 +78,8 @@ class Replay:
         closed_loop=False, open_loop=True, mixes=Mixes.ANY, fixed_count=False,
         protocols=frozenset({Protocol.H1}), remote_hosts=False,
         chosen_by=ChosenBy.REPLAY,
-        need=Need("go", "sends a recorded log's arrivals at their own times (app --from-log --replay), "
-                  "built from the Go reference sources on first use", "sudo apt-get install -y golang-go",
-                  detail="built with the Go reference", missing="needs go"))
+        need=built_with_go("sends a recorded log's arrivals at their own times (app --from-log --replay), "
+                           "built from the Go reference sources on first use"))
 
     def __init__(self, binary: str | None = None) -> None:
         self._binary = binary

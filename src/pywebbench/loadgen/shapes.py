@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pywebbench.catalog.protocols import Protocol
-from pywebbench.plan.generators import Capabilities, ChosenBy, Mixes, Need
+from pywebbench.plan.generators import Capabilities, ChosenBy, Mixes, built_with_go
 from pywebbench.loadgen.base import LoadGenError, LoadRequest, taskset_prefix
 from pywebbench.core.procs import ManagedProcess, describe_exit
 from pywebbench.results.model import Latency, LoadResult, SocketErrors
@@ -61,9 +61,8 @@ class Shapes:
         closed_loop=True, open_loop=False, mixes=Mixes.ONE, fixed_count=False,
         protocols=frozenset({Protocol.H1}), remote_hosts=False,
         chosen_by=ChosenBy.SHAPE,
-        need=Need("go", "drives the connection shapes idle, sse and ws-echo, built from the Go reference "
-                  "sources on first use", "sudo apt-get install -y golang-go",
-                  detail="built with the Go reference", missing="needs go"))
+        need=built_with_go("drives the connection shapes idle, sse and ws-echo, built from the Go reference "
+                           "sources on first use"))
 
     def __init__(self, binary: str | None = None) -> None:
         self._binary = binary

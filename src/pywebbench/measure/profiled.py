@@ -121,32 +121,37 @@ def _profile_session(runner: Runner, session: Session, py_spy: str, said: str,
 
 def _profiled(runner: Runner, live: Live, spec: TrialSpec, workload: Workload, py_spy: str,
               said: str) -> ProfileRecord:
-    """The window itself: settled as a measured one, loaded with py-spy attached."""
+    """The window itself: settled as a measured one, loaded with py-spy attached; loaded again
+    with Python frames only should py-spy --native crash in it (the sampler line says so)."""
     session = live.session
-    folder = files.profile_folder(runner.run_dir, session.label, workload.name, point_label(session.point))
     runner.progress(f"{session.label} {workload.name} (profile)", spec.warmup_s + spec.settle_s + spec.duration_s)
+    try:
+        return _sampled(runner, live, spec, workload, py_spy, said, native=True, python_only_because="")
+    except NativeUnwindCrash as crash:
+        runner.progress(f"{session.label} {workload.name} (profile again: {crash})",
+                        spec.warmup_s + spec.settle_s + spec.duration_s)
+        return _sampled(runner, live, spec, workload, py_spy, said, native=False,
+                        python_only_because=f"{crash}; the window loaded again")
+
+
+def _sampled(runner: Runner, live: Live, spec: TrialSpec, workload: Workload, py_spy: str, said: str, *,
+             native: bool, python_only_because: str) -> ProfileRecord:
+    folder = files.profile_folder(runner.run_dir, live.session.label, workload.name, point_label(live.session.point))
     request = runner.windows.load_request(spec, live.port, workload.path, workload.requests, host=live.host)
     started_at = finished_at = ""
-    native, python_only_because = True, ""
-    while True:
-        try:
-            runner.windows.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=spec.settle_s)
-            bound = spec.duration_s + SAMPLER_MARGIN_S
-            with Recording(py_spy, live.server.pids[0], folder / files.COLLAPSED, bound_s=bound,
-                           native=native, python_only_because=python_only_because) as recording:
-                started_at = precise_now()
-                load = runner.generator.run(request, runner.run_dir / "loadgen")
-                finished_at = precise_now()
-            break
-        except NativeUnwindCrash as crash:
-            if not native:
-                raise  # cannot happen: only a --native recording raises it
-            native, python_only_because = False, f"{crash}; the window loaded again"  # the sampler line says so
-            runner.progress(f"{session.label} {workload.name} (profile again: {crash})",
-                            spec.warmup_s + spec.settle_s + spec.duration_s)
-        except (LoadGenError, SamplerError, OSError) as exc:
-            first = (str(exc).splitlines() or [type(exc).__name__])[0]
-            return ProfileRecord(spec, started_at or precise_now(), finished_at or precise_now(), error=first)
+    try:
+        runner.windows.prepare(live, spec, workload, warmup_s=spec.warmup_s, settle_s=spec.settle_s)
+        bound = spec.duration_s + SAMPLER_MARGIN_S
+        with Recording(py_spy, live.server.pids[0], folder / files.COLLAPSED, bound_s=bound,
+                       native=native, python_only_because=python_only_because) as recording:
+            started_at = precise_now()
+            load = runner.generator.run(request, runner.run_dir / "loadgen")
+            finished_at = precise_now()
+    except NativeUnwindCrash:
+        raise  # only a --native recording raises it: _profiled loads the window again
+    except (LoadGenError, SamplerError, OSError) as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return ProfileRecord(spec, started_at or precise_now(), finished_at or precise_now(), error=first)
     assert recording.result is not None  # set by a Recording that exited without raising
     return _record(runner, live, spec, load, recording.result, (started_at, finished_at), said)
 

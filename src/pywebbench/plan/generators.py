@@ -75,6 +75,12 @@ class Need:
     missing: str = "not found"
 
 
+def built_with_go(purpose: str) -> Need:
+    """A generator built from the Go reference's sources on first use: doctor checks for go."""
+    return Need("go", purpose, "sudo apt-get install -y golang-go", detail="built with the Go reference",
+                missing="needs go")
+
+
 @dataclass(frozen=True)
 class Capabilities:
     closed_loop: bool
