@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pywebbench.core.errors import UserError
 from pywebbench.plan.declared import reference_table
-from pywebbench.report.pages import interpreters
+from pywebbench.report.pages import interpreters, maintainer_gates
 from pywebbench.report.pages import (catalog, connections, containers, coverage, default_run, gate_series, host_noise,
                                      method, rankings, profiles, readme_tuning, real_apps, real_traffic, seeds)
 
@@ -38,7 +38,7 @@ REGIONS: dict[str, dict[str, Callable[[Path], str]]] = {
                   "gate-series": gate_series.section, "coverage-summary": coverage.readme_summary,
                   "allocation-summary": coverage.readme_allocation, "host-noise": host_noise.readme_line},
     "docs/reference/run.md": {"options-table": lambda results: reference_table()},
-    "docs/ci-recipe.md": {"gate-series": gate_series.section},
+    "docs/ci-recipe.md": {"gate-series": gate_series.section, "maintainer-gate-series": maintainer_gates.section},
 }
 """A file beside docs/ -> {region name -> its renderer, given docs/results}."""
 
