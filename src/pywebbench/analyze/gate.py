@@ -22,7 +22,8 @@ from pywebbench.analyze.pairing import cpu_per_request, figure_ratios, p99_of, r
 from pywebbench.analyze.paired import Interval, Observation, launches_of, rounds_needed, table_intervals
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.plan.interval_rule import why_none
-from pywebbench.results.model import Method, TrialResult
+from pywebbench.results.methods import strategy_of
+from pywebbench.results.model import TrialResult
 
 BASE, HEAD = "base", "head"
 """The aliases of the two versions: a stack's rows read `app:gunicorn-sync#base` and `#head`."""
@@ -137,7 +138,7 @@ def head_over_base(trials: Sequence[TrialResult], threshold: float) -> Gate:
         intervals, prior = table_intervals(ratios)
         for stack, (head, _base) in versions.items():
             interval = intervals.get(stack)
-            if interval is not None and any(t.spec.method == Method.DUET for t in head):
+            if interval is not None and any(strategy_of(t.spec.method).side_by_side for t in head):
                 interval = with_duet_term(interval)
             rows.append(_row(stack, figure, interval, ratios[stack], threshold, prior.df > 0))
     return Gate(threshold, tuple(sorted(rows, key=lambda r: (r.stack, list(GateFigure).index(r.figure)))))

@@ -22,7 +22,8 @@ from pywebbench.analyze.paired import (
 from pywebbench.analyze.moderation import NO_PRIOR, Prior
 from pywebbench.measure.checks import neighbours_busy
 from pywebbench.plan.interval_rule import SPREADS_TO_POOL, why_none
-from pywebbench.results.model import Method, TrialResult
+from pywebbench.results.methods import strategy_of
+from pywebbench.results.model import TrialResult
 
 
 def counted(trial: TrialResult) -> bool:
@@ -90,7 +91,7 @@ def paired_to_baseline(trials: list[TrialResult], base_trials: list[TrialResult]
     Interleaved: the row's window over the baseline's in the same round. Duet: least squares
     over every pair the round loaded (`cell_trials`: all of the cell's windows).
     """
-    duet = any(t.spec.method == Method.DUET for t in trials)
+    duet = any(strategy_of(t.spec.method).side_by_side for t in trials)
     ratios = figure_ratios(trials, base_trials, label, rps_of, cell_trials)
     cpu = figure_ratios(trials, base_trials, label, cpu_per_request, cell_trials)
     return Paired(ratios, None, None, statistic_value(cpu), tuple(cpu), why_no_interval(ratios), duet)
@@ -101,7 +102,7 @@ def figure_ratios(trials: list[TrialResult], base_trials: list[TrialResult], lab
                   cell_trials: Sequence[TrialResult] = ()) -> tuple[Observation, ...]:
     """A figure's per-round ratios of a row to the baseline: interleaved, window over window in
     the same round; duet, least squares over every pair the round loaded."""
-    if any(t.spec.method == Method.DUET for t in trials):
+    if any(strategy_of(t.spec.method).side_by_side for t in trials):
         everything = list(cell_trials) or trials + base_trials
         return round_ratios(pair_sides(everything, value), label, base_trials[0].spec.label)
     return paired_ratios(observations(trials, value), observations(base_trials, value))

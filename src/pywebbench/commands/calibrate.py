@@ -20,8 +20,8 @@ from pywebbench.core.errors import UserError
 from pywebbench.jobs.execute import Job
 from pywebbench.measure.window import phases_of
 from pywebbench.plan.budgeting import refuse_small_budget
-from pywebbench.results.model import Method
 from pywebbench.report.calibration import render_calibration
+from pywebbench.results.methods import strategy_of
 from pywebbench.results.store import load_results
 
 def _refuse_bad_arguments(args: argparse.Namespace) -> None:
@@ -58,7 +58,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> int:
         options = replace(options, repeats=5)
     # Interleaved runs the sizing probe in the main phase too (P): B's expected ratio is read in
     # its own rounds, where the sizing phase's minutes-old reading scattered 1.45x too far.
-    probe_in_main = args.extra_us is None and options.method == Method.INTERLEAVED
+    probe_in_main = args.extra_us is None and strategy_of(options.method).probes_in_phase
     refuse_small_budget(options, sizing_rounds=0 if args.extra_us is not None else SIZING_ROUNDS,
                         main_variants=4 if probe_in_main else 3)
     stack_id = options.stacks[0]

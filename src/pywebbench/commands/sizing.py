@@ -16,7 +16,6 @@ from pywebbench.catalog.registry import Catalog
 from pywebbench.jobs.console import err, run_in_terminal
 from pywebbench.jobs.execute import ABORTED, Job
 from pywebbench.plan.options import RunOptions
-from pywebbench.results.model import Method
 from pywebbench.results.store import load_results
 
 SIZING_ROUNDS = 8
@@ -33,7 +32,7 @@ def sizing_phase(options: RunOptions, catalog: Catalog, stack_id: str, per_us: f
     # Sized in the method being calibrated (restart: interleaved): beside a partner in a duet,
     # alone on the CPU otherwise. A duet's side-by-side windows share the host's speed, so the
     # probe's CPU ratio is read far more tightly there.
-    method = options.method if options.method.paired else Method.INTERLEAVED
+    method = options.method.sizing_method
     sizing = Job("calibrate", replace(options, method=method, repeats=SIZING_ROUNDS, precision=None,
                                      rounds_per_launch=min(options.rounds_per_launch, SIZING_ROUNDS_PER_LAUNCH),
                                      budget_s=None, out_dir=run_dir / "sizing"),

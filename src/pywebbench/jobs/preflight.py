@@ -19,9 +19,9 @@ from pywebbench.measure.placing import hosts_ready
 from pywebbench.plan.hosts import Inventory
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan
+from pywebbench.results.methods import strategy_of
 from pywebbench.results.store import results_path
 from pywebbench.stage.doctor import check_tools
-from pywebbench.results.model import Method
 
 
 def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[str, object]]], baseline: str,
@@ -41,7 +41,7 @@ def preflight(options: RunOptions, plan: Plan, points: Sequence[Sequence[tuple[s
 def _method_problems(options: RunOptions, plan: Plan, baseline: str) -> list[str]:
     labels = {s.label for s in plan.sessions}
     # auto reaches here unresolved only when it measures some workloads by duet (the rest interleaved).
-    if options.method not in (Method.DUET, Method.AUTO):
+    if not strategy_of(options.method).pairs_with_baseline:
         return []
     if baseline not in labels:
         return [f"--method {options.method} reads every ratio off pairs that reach the baseline {baseline}: "

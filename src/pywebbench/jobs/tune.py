@@ -44,6 +44,7 @@ from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Session, Variant, make_plan
 from pywebbench.plan.slo import Slo
 from pywebbench.stage.tools import locate
+from pywebbench.results.methods import strategy_of
 from pywebbench.results.model import Method, TrialResult, TrialStatus
 
 SLO_MAX_PROBES = 16
@@ -55,6 +56,8 @@ SLO_START_RATE = 100.0
 SLO_MAX_RATE = 100_000.0
 TUNE_LANES = 16
 """pgbouncer lanes for a tuning run: more than the candidates of any stage live at once."""
+ROUNDS_METHOD: Method = Method.INTERLEAVED
+"""The rounds tune's candidates run in, side by side (check_tune refuses a method that is not tunable)."""
 ROUND_OVERHEAD_S = 0.6
 """A window's cost beyond its duration and settle (generator start, checks), for the budget."""
 
@@ -75,7 +78,7 @@ def check_tune(options: RunOptions, slo: Slo | None, *, resume: bool, rates: Seq
     """Every refusal of --tune, one line each, before anything starts."""
     if resume:
         raise UserError("a tuning run cannot be resumed; its probes are in the results file, run --tune again")
-    if options.method not in (Method.INTERLEAVED, Method.AUTO):
+    if not strategy_of(options.method).tunable:
         raise UserError(f"--tune compares candidates side by side in interleaved rounds; --method {options.method} "
                         "cannot (drop --method)")
     if options.workers is not None or options.threads is not None:
@@ -300,7 +303,7 @@ def tune(runner: Runner, catalog: Catalog, request: TuneRequest, options: RunOpt
     available_mb = psutil.virtual_memory().available / 2**20
     bounds = bounds_for(stack_cpus, available_mb, live_at_once)
     engine = _Engine(runner, catalog, request, options,
-                     Rounds(runner, method=Method.INTERLEAVED, rounds_per_launch=options.rounds_per_launch, seed=seed,
+                     Rounds(runner, method=ROUNDS_METHOD, rounds_per_launch=options.rounds_per_launch, seed=seed,
                             on_note=on_note), on_note, seed)
     on_note(f"tune: {bounds.text}")
     stages = _Stages(engine, budget, bounds, [ClassSearch(_space(s), bounds) for s in request.stacks], on_note)

@@ -25,6 +25,7 @@ from pywebbench.loadgen.base import LoadGenError
 from pywebbench.plan.duet_design import duet_pairs, duet_windows
 from pywebbench.plan.interval_rule import launches_needed
 from pywebbench.plan.sessions import Session
+from pywebbench.results.methods import strategy_of
 from pywebbench.results.model import Method, TrialResult, TrialSpec
 from pywebbench.measure.round_plan import Budget, RoundPlan, SetOutcome
 from pywebbench.measure.launch_blocks import neighbour_blocks, random_blocks, ranking
@@ -100,7 +101,7 @@ class Rounds:
                         break
                 self._expect_the_round(plan, everyone, sessions, done, rounds_run)
                 started = time.monotonic()
-                if self.method == Method.DUET:
+                if strategy_of(self.method).side_by_side:
                     self._duet_round(sessions, lives, failures, plan.baseline, plan.budget)
                 else:
                     self._interleaved_round(sessions, lives, failures, plan.budget)
@@ -269,7 +270,7 @@ class Rounds:
             live = lives.get(session.label)
             if live is None:
                 continue
-            if self.method == Method.DUET:
+            if strategy_of(self.method).side_by_side:
                 self.runner.accountant.weigh(live.role, EQUAL_SHARES)
             for spec, workload in zip(session.trials, session.workloads, strict=True):
                 if spec.warmup_s > 0 and live.problems.get(workload.name) is None:
@@ -350,7 +351,7 @@ def _median(values: list[float]) -> float:
 def _windows_recorded(sessions: list[Session], method: Method) -> int:
     """Trial records a round adds: one per window, or two per duet window (each side's)."""
     trials = sum(len(s.trials) for s in sessions)
-    if method != Method.DUET or not sessions:
+    if not strategy_of(method).side_by_side or not sessions:
         return trials
     return 2 * duet_windows(len(sessions)) * (trials // len(sessions))
 

@@ -18,6 +18,7 @@ from pywebbench.plan.duet_design import duet_windows
 from pywebbench.plan.interval_rule import POOLED_LAUNCHES, launches_needed
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Plan
+from pywebbench.results.methods import strategy_of
 from pywebbench.results.model import Method
 
 SESSION_OVERHEAD_S = 4.0
@@ -132,7 +133,7 @@ def refuse_small_budget(options: RunOptions, *, sizing_rounds: int, main_variant
 def windows_per_round(method: Method, trials: int, stacks: int) -> int:
     """Windows one round takes: a window per trial, or in a duet one per pair it loads and
     workload (both sides in the same window; plan/duet_design.py)."""
-    if method == Method.DUET:
+    if strategy_of(method).side_by_side:
         return max(1, duet_windows(stacks) * (trials // max(1, stacks)))
     return max(1, trials)
 

@@ -18,6 +18,7 @@ from pywebbench.plan.hosts import check_placement
 from pywebbench.plan.interpreter_names import parse_python
 from pywebbench.plan.pins import parse_pin
 from pywebbench.plan.limits import cpu_quota_problem, memory_limit_problem
+from pywebbench.results.methods import strategy_of
 from pywebbench.results.model import Method
 from pywebbench.results.server import AUTO_WORKERS
 
@@ -181,7 +182,9 @@ class RunOptions:
         """Rounds before any stopping rule: --repeats, else the method's default."""
         if self.repeats is not None:
             return self.repeats
-        return 1 if self.method == Method.RESTART else DEFAULT_ROUNDS  # asked before validate() too
+        # Asked before validate() too, where an unknown method gets the run's default.
+        declared = strategy_of(self.method).default_rounds if self.method in METHODS else None
+        return declared or DEFAULT_ROUNDS
 
     def __post_init__(self) -> None:
         # Flags, config files and presets spell the method as text; an unknown one is left as it

@@ -19,7 +19,7 @@ import tomli_w
 from pywebbench.core.errors import UserError
 from pywebbench.plan.hosts import Inventory
 from pywebbench.plan.options import RunOptions
-from pywebbench.results.model import Method
+from pywebbench.results.methods import strategy_of
 
 OVERLAP_STACKS = 2
 """Stacks every shard measures besides the baseline: with two, each shard past the first gives the
@@ -51,7 +51,7 @@ def check_shards(options: RunOptions, knobs: Sequence[str]) -> None:
     if not options.placed:
         raise UserError("--shards runs each block on its own hosts: give --hosts with a fleet whose hosts name "
                         "their shard, or --topology netns (a rig for each shard on this machine)")
-    if options.method is not Method.INTERLEAVED:
+    if not strategy_of(options.method).shardable:
         raise UserError("--shards chains the shards' ratios through the baseline in their own rounds: it needs "
                         "--method interleaved")
     if knobs:

@@ -14,6 +14,7 @@ from pywebbench.analyze.verdict_family import rule as verdict_rule
 from pywebbench.analyze.rows import Row
 from pywebbench.plan.duet_design import COMPLETE_UP_TO
 from pywebbench.plan.knobs import cpus_label, knob_labels
+from pywebbench.results.methods import strategy_of
 from pywebbench.results.model import Method, ResultSet, StackInfo, TrialSpec
 
 
@@ -184,7 +185,7 @@ def method_reading(rows: list[Row]) -> str:
             "same Tie number (in the terminal, a --wide column) are tied: their pair was not called different. Next: each row against "
             "the one below, != different, ~= equivalent (two one-sided tests within the run's --equivalence "
             "margin), ? unresolved. " + verdict_rule())
-    if (duet := by_method.get(Method.DUET)) is not None:
+    if (duet := next((mine for method, mine in by_method.items() if strategy_of(method).side_by_side), None)) is not None:
         design = ("every pair of stacks was loaded at the same time once a round" if len({r.label for r in duet})
                   <= COMPLETE_UP_TO else "two stacks at a time, each beside its neighbours in the order the "
                   "rounds before gave and beside a random cycle's (two cycles a round, each stack in four windows)")

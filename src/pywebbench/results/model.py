@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from pywebbench.results.load import Latency as Latency, LoadResult as LoadResult, SocketErrors as SocketErrors
+from pywebbench.results.methods import MethodStrategy, strategy_of
 from pywebbench.results.server import ServerCgroup, WorkerSizing
 
 SCHEMA_VERSION = 7
@@ -41,26 +42,36 @@ class Method(StrEnum):
     window's own method. Its answers below are those of both choices."""
 
     @property
+    def strategy(self) -> MethodStrategy:
+        """What this method can do (results/methods/): ask it, never compare against a member."""
+        return strategy_of(self)
+
+    @property
     def paired(self) -> bool:
         """Servers live across windows, each ratio paired with the baseline's in the same launch;
         restart compares separate starts (rows rank by req/s, not by ratio)."""
-        return self is not Method.RESTART
+        return self.strategy.paired
 
     @property
     def loaded_at_once(self) -> int:
         """Stacks under load at the same moment."""
-        return 2 if self == Method.DUET else 1
+        return self.strategy.loaded_at_once
 
     @property
     def on_several_hosts(self) -> bool:
         """Placeable on --hosts or the netns rig (a duet needs both sides on one machine's CPUs;
         auto chooses interleaved there)."""
-        return self != Method.DUET
+        return self.strategy.on_several_hosts
 
     @property
     def allocates(self) -> bool:
         """--allocation adaptive can choose which stacks a launch loads (auto chooses interleaved for it)."""
-        return self in (Method.INTERLEAVED, Method.AUTO)
+        return self.strategy.allocates
+
+    @property
+    def sizing_method(self) -> Method:
+        """The method calibrate's sizing run measures in (restart's: interleaved)."""
+        return Method(self.strategy.sized_in or self)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from pywebbench.analyze.calibrate import (
 from pywebbench.analyze.moderation import mean_half_width
 from pywebbench.analyze.paired import Interval, Observation, level_variances
 from pywebbench.core.errors import UserError
-from pywebbench.results.model import Method, TrialResult
+from pywebbench.results.methods import strategy_of
+from pywebbench.results.model import TrialResult
 from pywebbench.results.store import load_results
 
 
@@ -102,7 +103,7 @@ def by_position(ratios: tuple[Observation, ...]) -> tuple[float, ...]:
 
 def _pairs(trials: tuple[TrialResult, ...]) -> str:
     """How a duet run paired its stacks: around A only, or every pair."""
-    if not any(t.spec.method == Method.DUET for t in trials):
+    if not any(strategy_of(t.spec.method).side_by_side for t in trials):
         return ""
     return "star" if all("A" in (t.spec.alias, t.spec.partner.rpartition("#")[2]) for t in trials) else "every pair"
 
