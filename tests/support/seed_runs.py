@@ -33,7 +33,9 @@ class Point:
 
 
 def trials(points: Sequence[Point], *, rounds: int = 6, rounds_per_launch: int = 2, noise: float = 0.01,
-           seed: int = 1) -> list[TrialResult]:
+           seed: int = 1, method: str = "interleaved") -> list[TrialResult]:
+    """`method` restart: a server start per window, none paired (seed 002's runs from 2026-11-29)."""
+    restart = method == "restart"
     rng = random.Random(seed)
     found = []
     for round_no in range(1, rounds + 1):
@@ -44,8 +46,9 @@ def trials(points: Sequence[Point], *, rounds: int = 6, rounds_per_launch: int =
             cpus = tuple(range(1, 1 + p.stack_cpus))
             spec = TrialSpec(f"r{round_no}-{p.label}-{p.workload}-t{p.threads}-s{p.stack_cpus}", stack_id, p.workload,
                              100, WINDOW_S, 0.5, round_no, "wrk", threads=p.threads, stack_cpus=cpus,
-                             loadgen_cpus=(0,), alias=alias, method="interleaved",
-                             launch=(round_no - 1) // rounds_per_launch + 1, settle_s=0.25)
+                             loadgen_cpus=(0,), alias=alias, method=method,
+                             launch=0 if restart else (round_no - 1) // rounds_per_launch + 1,
+                             settle_s=0.0 if restart else 0.25)
             load = synthetic_result(rps, WINDOW_S, socket_errors=SocketErrors(read=p.errors))
             usage = ResourceUsage("app", p.cpu_ms / 1000.0 * load.requests, 50.0, 2, WINDOW_S)
             found.append(TrialResult(spec, stack(stack_id), TrialStatus.OK, "2026-11-23T00:00:00+00:00",
@@ -59,8 +62,8 @@ def write_run(results: Path, preset: str, points: Sequence[Point], *, baseline: 
     """docs/results/seeds/<preset>/results.jsonl under `results` (a docs/results stand-in)."""
     run_dir = results / "seeds" / preset
     run_dir.mkdir(parents=True, exist_ok=True)
-    options = {"preset": preset, "baseline": baseline, "method": "interleaved", "precision": 0.02,
-               "budget_s": 600.0}
+    options = {"preset": preset, "baseline": baseline, "method": kwargs.get("method", "interleaved"),
+               "precision": 0.02, "budget_s": 600.0}
     writer = ResultsWriter(run_dir / "results.jsonl", replace(header(), options=options))
     for trial in trials(points, **kwargs):  # type: ignore[arg-type]
         writer.add_trial(trial)

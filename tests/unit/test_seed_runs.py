@@ -14,6 +14,8 @@ from pywebbench.plan.knobs import knob_args
 from pywebbench.plan.presets import get_preset, preset_options
 from pywebbench.plan.sessions import make_plan
 from pywebbench.plan.sources import from_sources
+from pywebbench.report.pages.seeds import seed002
+from support.seed_runs import Point, write_run
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "seed-runs"
 WINDOWS_FOR_AN_INTERVAL = 3
@@ -62,3 +64,23 @@ def test_seed002_plans_every_row_of_the_seed_enough_times_within_its_budget(cata
     assert rounds >= WINDOWS_FOR_AN_INTERVAL
     assert len(plan.trials) == 11 * rounds  # nothing measured twice in a round (the interleaved sweep's 32)
     assert estimate_seconds(plan, options) <= budget_s
+
+
+def test_seed002_page_from_restarts_gives_every_row_an_interval(tmp_path: Path) -> None:
+    """What the run scripts/seed-runs makes reads on the page: each of the seed's 10 rows against
+    aiohttp with an interval (Welch's t over both sides' windows), none unresolved or unmeasured."""
+    aiohttp = "aiohttp:gunicorn-aiohttp"
+    gthread = ((10, 90), (20, 170), (50, 230), (100, 450), (200, 440), (400, 430), (800, 420), (1000, 400))
+    write_run(tmp_path, "seed002", [
+        Point(aiohttp, "upstream", 1500), Point("flask:gunicorn-gevent", "upstream", 400),
+        Point("flask:gunicorn-meinheld", "upstream", 20),
+        *(Point("flask:gunicorn-gthread", "upstream", rps, threads=t) for t, rps in gthread),
+    ], baseline=aiohttp, method="restart", rounds=4)
+    text = seed002.render(tmp_path)
+    table = text[text.index("### Throughput on upstream"):text.index("Against `")]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) == 11
+    assert all(re.search(r"\| \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \|", line) for line in rows), table
+    assert "no interval" not in table and "not measured" not in table
+    said = text[text.index("Against `"):text.index("### What the seed said")]
+    assert said.count("\n- ") == 10 and "unresolved" not in said and "not measured" not in said
