@@ -166,6 +166,18 @@ starts and the harness are the rest; runs before it was recorded show `-`); *inj
 in the same rounds; *launch sd* and *round sd* are where A2/A's variance is (a launch's own effect, one round's)."""
 
 
+def _new_stacks(results: Path) -> str:
+    """Calibrations on stacks neither series had used (issue 46), kept apart from the series."""
+    runs = load_runs(results / "calibrate-new-stacks" / "interleaved")
+    said = (f"{table(runs)}\n\n{summary(runs, mde_target=0.02, wall_limit_s=FIVE_MINUTES_S)}" if runs
+            else "No run committed yet.")
+    return ("## Stacks the series never used: a 2% slowdown within 4 minutes\n\n"
+            "`scripts/calibrate-series interleaved N N --stack STACK --slowdown 0.02 --budget 4m` (N 60-64, moved to "
+            "docs/results/calibrate-new-stacks/interleaved/1-5), one run each "
+            "on stacks neither series had calibrated, kept apart from the series above: whether B/A holds the "
+            "ratio P predicts in its own rounds on other servers and frameworks than the series'.\n\n" + said)
+
+
 def _coverage(results: Path) -> str:
     """The simulated coverage: the grid of shapes, adaptive allocation, the duet designs."""
     return f"""\
@@ -244,6 +256,8 @@ def render(results: Path) -> str:
 ### Does a loop cost the app the same at the probe's size and at B's?
 
 {loop_cost.section(interleaved, results / "calibrate-probe")}
+
+{_new_stacks(results)}
 
 ## Duet: a 2% slowdown within 5 minutes
 
