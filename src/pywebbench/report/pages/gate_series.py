@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pywebbench.analyze.gate import BASE
 from pywebbench.analyze.pairing import cpu_per_request
 from pywebbench.results.store import load_results
 
@@ -23,7 +24,8 @@ class Gate:
     """head/base CPU per request: the check of the injected cost's size."""
 
 
-def _one_run(folder: Path) -> tuple[float | None, float | None]:
+def one_run_ratios(folder: Path) -> tuple[float | None, float | None]:
+    """head/base req/s and CPU per request from a one-run gate's gate.json (None where it has none)."""
     path = folder / "gate.json"
     if not path.exists():
         return None, None
@@ -48,12 +50,13 @@ def load_series(folder: Path) -> list[Gate]:
     gates = []
     for run in sorted((p for p in folder.iterdir() if (p / "gate-run.json").exists()), key=lambda p: int(p.name)):
         meta = json.loads((run / "gate-run.json").read_text())
-        rps, cpu = (_two_run if meta["design"] == "two-run" else _one_run)(run)
+        rps, cpu = (_two_run if meta["design"] == "two-run" else one_run_ratios)(run)
         gates.append(Gate(int(meta["exit"]), rps, cpu))
     return gates
 
 
-def _spread(values: list[float]) -> str:
+def median_range(values: list[float]) -> str:
+    """`median (lowest-highest)` of a series' figures, '-' for none."""
     if not values:
         return "-"
     return f"{statistics.median(values):.4f} ({min(values):.4f}-{max(values):.4f})"
@@ -73,8 +76,8 @@ def section(results: Path) -> str:
         failed = _failed(gates)
         other = sum(g.exit not in (0, 1) for g in gates)
         lines.append(f"| {design} | {spin} us | {len(gates)} | {failed} | {other} | "
-                     f"{_spread([g.rps for g in gates if g.rps is not None])} | "
-                     f"{_spread([g.cpu for g in gates if g.cpu is not None])} |")
+                     f"{median_range([g.rps for g in gates if g.rps is not None])} | "
+                     f"{median_range([g.cpu for g in gates if g.cpu is not None])} |")
     return "\n".join(lines) + "\n" + _one_beside_two(series) + _cost_shares(folders)
 
 
@@ -93,17 +96,18 @@ def _order(folder: Path) -> tuple[str, float]:
         return design, float("inf")
 
 
+def base_windows_cpu_ms(run: Path) -> list[float]:
+    """The base's CPU per request in each of a gate's windows (ms); none without its results."""
+    if not (run / "results.jsonl").exists():
+        return []
+    found = [cpu_per_request(t) for t in load_results(run).trials if t.spec.alias == BASE]
+    return [1000 * seconds for seconds in found if seconds is not None]
+
+
 def base_cpu_ms(folder: Path) -> float | None:
     """The base's CPU per request over a one-run series' windows (ms): what the fixed-time
     injected cost is a share of, which differs with the machine the series ran on."""
-    shares = []
-    for run in folder.iterdir():
-        if not (run / "results.jsonl").exists():
-            continue
-        for trial in load_results(run).trials:
-            seconds = cpu_per_request(trial) if "#base-" in trial.spec.trial_id else None
-            if seconds is not None:
-                shares.append(1000 * seconds)
+    shares = [ms for run in folder.iterdir() for ms in base_windows_cpu_ms(run)]
     return statistics.median(shares) if shares else None
 
 

@@ -8,10 +8,8 @@ import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from pywebbench.analyze.pairing import cpu_per_request
-from pywebbench.results.store import load_results
+from pywebbench.report.pages.gate_series import base_windows_cpu_ms, median_range, one_run_ratios
 
 
 @dataclass(frozen=True)
@@ -19,37 +17,23 @@ class MaintainerGate:
     exit: int
     settings: str
     """Stack, method, budget and threshold, as the series script was given them."""
-    rps: tuple[float, float, float] | None
-    """head/base req/s and its 95% interval."""
-    cpu: tuple[float, float, float] | None
-    """head/base CPU per request and its interval: the check of the injected cost's size."""
+    rps: float | None
+    """head/base req/s (the gate's centre)."""
+    cpu: float | None
+    """head/base CPU per request: the check of the injected cost's size."""
     base_cpu_ms: float | None
     """The base's median CPU per request over the gate's windows (ms)."""
 
 
-def _figure(rows: dict[str, dict[str, Any]], figure: str) -> tuple[float, float, float] | None:
-    row = rows.get(figure)
-    if row is None or row.get("ratio") is None or row.get("ci") is None:
-        return None
-    return float(row["ratio"]), float(row["ci"][0]), float(row["ci"][1])
-
-
 def _base_cpu_ms(run: Path) -> float | None:
-    if not (run / "results.jsonl").exists():
-        return None
-    found = [cpu_per_request(t) for t in load_results(run).trials if t.spec.alias == "base"]
-    values = [1000 * s for s in found if s is not None]
+    values = base_windows_cpu_ms(run)
     return statistics.median(values) if values else None
 
 
 def load_gate(run: Path) -> MaintainerGate:
     meta = json.loads((run / "gate-run.json").read_text())
-    rows: dict[str, dict[str, Any]] = {}
-    if (run / "gate.json").exists():
-        rows = {r["figure"]: r for r in json.loads((run / "gate.json").read_text())["rows"]}
     settings = f"`{meta['stack']}`, {meta['method']}, {meta['budget']}, gate at {meta['threshold']}"
-    return MaintainerGate(int(meta["exit"]), settings, _figure(rows, "req/s"), _figure(rows, "CPU/req"),
-                          _base_cpu_ms(run))
+    return MaintainerGate(int(meta["exit"]), settings, *one_run_ratios(run), _base_cpu_ms(run))
 
 
 def load_series(folder: Path) -> list[MaintainerGate]:
@@ -64,21 +48,14 @@ def _spin(folder: Path) -> float:
         return float("inf")
 
 
-def _median_range(values: list[float]) -> str:
-    if not values:
-        return "-"
-    return f"{statistics.median(values):.4f} ({min(values):.4f}-{max(values):.4f})"
-
-
 def _row(spin: str, gates: list[MaintainerGate]) -> str:
     failed = sum(g.exit == 1 for g in gates)
     other = sum(g.exit not in (0, 1) for g in gates)
-    covered = [g.cpu for g in gates if g.cpu is not None]
     settings = "; ".join(sorted({g.settings for g in gates}))
     return (f"| {spin} us | {settings} | {len(gates)} | {failed} | {other} | "
-            f"{_median_range([g.rps[0] for g in gates if g.rps is not None])} | "
-            f"{_median_range([c[0] for c in covered])} | "
-            f"{_median_range([g.base_cpu_ms for g in gates if g.base_cpu_ms is not None])} |")
+            f"{median_range([g.rps for g in gates if g.rps is not None])} | "
+            f"{median_range([g.cpu for g in gates if g.cpu is not None])} | "
+            f"{median_range([g.base_cpu_ms for g in gates if g.base_cpu_ms is not None])} |")
 
 
 def section(results: Path) -> str:
@@ -91,9 +68,9 @@ def section(results: Path) -> str:
              "| base's CPU per request, ms |", "|---|---|---|---|---|---|---|---|"]
     said = []
     for folder in folders:
-        gates = load_series(folder)
-        lines.append(_row(folder.name.removesuffix("us"), gates))
-        said.append(_sentence(folder.name.removesuffix("us"), gates))
+        spin, gates = folder.name.removesuffix("us"), load_series(folder)
+        lines.append(_row(spin, gates))
+        said.append(_sentence(spin, gates))
     return "\n".join(lines) + "\n\n" + "\n".join(said) + "\n"
 
 
@@ -102,6 +79,6 @@ def _sentence(spin: str, gates: list[MaintainerGate]) -> str:
     if spin in ("0", "0.0"):
         return (f"- No change (the head is the base's code at another version, built afresh): "
                 f"{failed} of {len(gates)} gates failed.")
-    sizes = [g.cpu[0] - 1.0 for g in gates if g.cpu is not None]
+    sizes = [g.cpu - 1.0 for g in gates if g.cpu is not None]
     size = f"{statistics.median(sizes):+.1%} of CPU per request as measured" if sizes else "its size unmeasured"
     return f"- {spin} us injected ({size}): {failed} of {len(gates)} gates failed."
