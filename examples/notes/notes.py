@@ -8,8 +8,10 @@ file is made by `python notes.py` (the run's --setup) in the app directory.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+import tempfile
 from pathlib import Path
 
 from flask import Flask, abort, jsonify, request
@@ -72,12 +74,20 @@ def health():  # type: ignore[no-untyped-def]
 
 
 def create(count: int = 1000) -> None:
-    DB.unlink(missing_ok=True)
-    with sqlite3.connect(DB) as connection:
-        connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT)")
-        connection.executemany("INSERT INTO notes (title, body, tags) VALUES (?, ?, ?)",
-                               [(f"note number {i}", " ".join(f"word{j}" for j in range(i % 50 + 10)),
-                                 ",".join(f"tag{(i * k) % 7}" for k in range(1, 4))) for i in range(count)])
+    # Built beside the database and renamed over it: a server already reading this directory (another
+    # run's, set up from the same files) sees the old file or the new one, never an empty one.
+    handle, name = tempfile.mkstemp(prefix=DB.name, dir=DB.parent)
+    os.close(handle)
+    try:
+        with contextlib.closing(sqlite3.connect(name)) as connection, connection:
+            connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT)")
+            connection.executemany("INSERT INTO notes (title, body, tags) VALUES (?, ?, ?)",
+                                   [(f"note number {i}", " ".join(f"word{j}" for j in range(i % 50 + 10)),
+                                     ",".join(f"tag{(i * k) % 7}" for k in range(1, 4))) for i in range(count)])
+        os.chmod(name, 0o644)
+        os.replace(name, DB)
+    finally:
+        Path(name).unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
