@@ -94,7 +94,8 @@ class Sizing:
     """B's CPU per request over A's in the sizing windows (the probe), with its interval: A's and
     B's own errors over the launches, not the paired one (analyze/calibrate_sizing.py)."""
     share: float = 1.0
-    """The share of B's requests that spin `loops` (1: every request, as the runs before this design did)."""
+    """The share of B's requests that spin `loops`: 1 (every request) since the new stacks' runs showed a
+    share costing event loops more (size_extra_work); below 1 in interleaved runs 28-64 and duet 25-26."""
 
 
 def share_words(share: float) -> str:
@@ -108,12 +109,14 @@ def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> Si
     Makes a CPU-bound stack `slowdown` slower in req/s: its CPU per request t must grow to
     t / (1 - s), by t * s / (1 - s). A loop costs the running app more than it costs in a
     tight timing loop (1.6-2.4x here: caches, queueing), so the sizing run loads A and B with
-    a probe and reads what the kernel saw the probe cost. B then spins the probe's own loops
-    on that share of its requests: the same work the probe was measured doing, so the expected
-    value no longer assumes a loop costs the same at a tenth of the probe's count (the design
-    until interleaved run 27). That did not remove B's shortfall against it: in the first five
-    runs of this design B's CPU ratio still came out about 1% above the sized 1/(1 - s), as before
-    (docs/method.md, "Does a loop cost the app the same"); the cause is open.
+    a probe and reads what the kernel saw the probe cost; B spins the loops that cost makes s,
+    on every request. Interleaved runs 28-64 spun the probe's own loops on a share of B's
+    requests instead (so no loop count was extrapolated), but a rare long request costs an
+    event loop more than its loops: fastapi:uvicorn's B spent 11.0% more CPU per request than A
+    where 2.0% was sized (calibrate-new-stacks/interleaved/3); spread over every request, 2.5%
+    against 2.0% (calibrate-new-stacks/spread-check). With P in the main phase (interleaved) the
+    expected value reads the loop's cost in B's own rounds, so the loop count is scaled by P's
+    measured cost, not assumed.
     """
     rows = {r.spec.alias: r for r in summarize(results).rows}
     a, b = rows.get("A"), rows.get("B")
@@ -123,9 +126,7 @@ def size_extra_work(results: ResultSet, slowdown: float, probe_loops: int) -> Si
     probe = unpaired_cpu_ratio(results, b.cpu_ratio_interval)
     per_loop_us = max(1e-4, cpu_a_us * (b.cpu_ratio - 1.0) / probe_loops)
     share = cpu_a_us * slowdown / (1.0 - slowdown) / (per_loop_us * probe_loops)
-    if share >= 1.0:  # a slowdown beyond the probe's: more loops on every request
-        return Sizing(round(probe_loops * share), cpu_a_us, per_loop_us, probe_loops, probe)
-    return Sizing(probe_loops, cpu_a_us, per_loop_us, probe_loops, probe, round(share, 6))
+    return Sizing(max(1, round(probe_loops * share)), cpu_a_us, per_loop_us, probe_loops, probe)
 
 
 def expected_ab(sizing: Sizing) -> Interval | None:
