@@ -180,11 +180,17 @@ def _new_stacks(results: Path) -> str:
              "(`analyze/calibrate.size_extra_work`), the runs made with `CALIBRATE_OUT=docs/results/"
              "calibrate-new-stacks scripts/calibrate-series METHOD N N --stack STACK --slowdown 0.02 --budget "
              "4m` (interleaved) or `5m` (duet)."]
-    for method, budget in (("interleaved", FOUR_MINUTES_S), ("duet", FIVE_MINUTES_S)):
-        runs = load_runs(results / "calibrate-new-stacks" / method)
+    interleaved = load_runs(results / "calibrate-new-stacks" / "interleaved")
+    groups = (("Interleaved, B's loops on a share of its requests (runs 1-5)",
+               [r for r in interleaved if r.figures.extra_share < 1.0], FOUR_MINUTES_S),
+              ("Interleaved, B's loops on every request (runs 6-10)",
+               [r for r in interleaved if r.figures.extra_share >= 1.0], FOUR_MINUTES_S),
+              ("Duet, B's loops on every request", load_runs(results / "calibrate-new-stacks" / "duet"),
+               FIVE_MINUTES_S))
+    for title, runs, budget in groups:
         said = (f"{table(runs)}\n\n{summary(runs, mde_target=0.02, wall_limit_s=budget)}" if runs
                 else "No run committed yet.")
-        parts.append(f"### {method.capitalize()}\n\n{said}")
+        parts.append(f"### {title}\n\n{said}")
     return "\n\n".join(parts)
 
 
