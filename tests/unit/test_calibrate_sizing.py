@@ -112,3 +112,16 @@ def test_the_results_header_records_the_sizing_s_expectation_with_its_error() ->
     record = _sized_record(Interval(0.98, 0.97, 0.99, 8, 4, 0.0041234567, df=5.4321))
     assert record == {"sized_expected": {"center": 0.98, "low": 0.97, "high": 0.99, "se_log": 0.0041235, "df": 5.43}}
     assert _sized_record(Interval(0.98, 0.97, 0.99, 8, 4, 0.004))["sized_expected"]["df"] is None  # type: ignore[index]
+
+
+def test_b_spreads_the_sized_loops_over_every_request() -> None:
+    """A 2% slowdown of a stack whose probe adds half its CPU per request: B spins about 4% of the
+    probe's loops on every request (share 1), not the probe's own on 4% of them; a rare long
+    request costs an event loop more than its loops (docs/method.md, the new stacks' runs)."""
+    sizing = size_extra_work(_sizing(drift=0.0), 0.02, PROBE)
+    assert sizing.share == 1.0
+    cost = sizing.cpu_a_us * 0.02 / 0.98  # what B must add per request, in us
+    assert sizing.loops * sizing.per_loop_us == pytest.approx(cost, rel=0.01)
+    assert 0.03 * PROBE < sizing.loops < 0.05 * PROBE
+    expected = expected_ab(sizing)
+    assert expected is not None and expected.center == pytest.approx(0.98, abs=0.001)
