@@ -33,6 +33,7 @@ from pywebbench.analyze.pairing import paired_to_baseline
 from pywebbench.analyze.rows import Row, latest_trials
 from pywebbench.analyze.stats import Aggregation, ratio_centre, ratio_ci
 from pywebbench.plan.interval_rule import OWN_DF
+from pywebbench.plan.knob_values import knob_value
 from pywebbench.plan.presets import Claim
 from pywebbench.results.model import ResultSet, TrialResult
 
@@ -160,9 +161,8 @@ def matches(row: Row, label: str, workload: str, where: Sequence[tuple[str, floa
     """The row of `label` on `workload` at the grid point `where` (empty: any point)."""
     if row.label != label or row.spec.workload != workload:
         return False
-    cell = row.spec.cell
-    knobs = {"threads": cell.threads, "stack_cpus": cell.stack_cpus, "connections": cell.connections}
-    return all(knobs.get(knob) == value for knob, value in where)
+    cell = row.spec.cell  # the cell counts stack_cpus, as a grid point names it
+    return all(knob_value(cell, knob) == value for knob, value in where)
 
 
 @dataclass(frozen=True)

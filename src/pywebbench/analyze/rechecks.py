@@ -6,6 +6,7 @@ from pywebbench.analyze.stats import half_width
 from pywebbench.catalog.protocols import protocol_of
 from pywebbench.measure.checks import DEFAULT, RECOMPUTED, Check, Thresholds, check_name, trial_checks
 from pywebbench.measure.shape_ceiling import RECORD, shape_of
+from pywebbench.plan.knob_values import knob_value
 from pywebbench.results.model import TrialResult, ResultSet
 
 
@@ -47,10 +48,11 @@ def rechecked(trial: TrialResult, ceilings: dict[tuple[object, ...], float]) -> 
         return trial.checks
     spec = trial.spec
     protocol = protocol_of(spec.protocol).value
-    ceiling = ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests, protocol),
-                           ceilings.get((spec.connections, spec.loadgen_cpus, spec.stack_cpus, None, protocol)))
+    connections = knob_value(spec, "connections")  # a ceiling is keyed as measure/ceiling.py measured it
+    ceiling = ceilings.get((connections, spec.loadgen_cpus, spec.stack_cpus, spec.requests, protocol),
+                           ceilings.get((connections, spec.loadgen_cpus, spec.stack_cpus, None, protocol)))
     if shape_of(spec.workload) is not None:  # never nginx static's: its own, or none
-        ceiling = ceilings.get((spec.workload, spec.connections, spec.loadgen_cpus, spec.stack_cpus))
+        ceiling = ceilings.get((spec.workload, connections, spec.loadgen_cpus, spec.stack_cpus))
     now = trial_checks(trial, ceiling)
     firing = {check_name(c) for c in now}
     # A stored check that still fires keeps its recorded wording; one that no longer fires goes.

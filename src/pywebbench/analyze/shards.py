@@ -29,6 +29,7 @@ from pywebbench.analyze.moderation import satterthwaite_df, t_quantile
 from pywebbench.analyze.neighbours import PairVerdict
 from pywebbench.analyze.paired import CONFIDENCE, Interval, with_run_term
 from pywebbench.analyze.rows import summarize
+from pywebbench.plan.knob_values import knob_words
 from pywebbench.plan.shards import Shard, ShardPlan
 from pywebbench.results.model import Cell, ResultSet
 
@@ -236,4 +237,4 @@ def chain(results: Mapping[int, ResultSet], baseline: str, equivalence: float) -
 
 def _cell_text(cell: Cell) -> str:
     """A sharded run has no knobs (check_shards): its cells differ by workload alone."""
-    return f"{cell.workload} ({cell.connections} connections)"
+    return f"{cell.workload} ({knob_words(cell, 'connections')})"

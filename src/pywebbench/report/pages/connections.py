@@ -15,6 +15,7 @@ from typing import Any
 from pywebbench.analyze.rows import Row, latest_trials, summarize
 from pywebbench.analyze.shape_figures import figure
 from pywebbench.measure.checks import check_name
+from pywebbench.plan.knob_values import knob_value
 from pywebbench.report.markdown import escape
 from pywebbench.report.pages.page_runs import PagePart, load_part, machine_and_commands
 from pywebbench.report.pages.connections_words import cell, idle_paragraph, model_of
@@ -167,10 +168,10 @@ COUNTED = ("idle", "sse")
 def _shape_tables(found: Measured) -> str:
     tables = []
     workloads = list(dict.fromkeys(r.spec.workload for r in found.rows))  # as the run listed them
-    keys = {(r.spec.workload, r.spec.connections) for r in found.rows}
+    keys = {(r.spec.workload, knob_value(r.spec, "connections")) for r in found.rows}
     for key in sorted(keys, key=lambda k: (workloads.index(k[0]), k[1])):  # N ascending, not as rounds ran
         workload, connections = key
-        rows = _ordered([r for r in found.rows if (r.spec.workload, r.spec.connections) == key])
+        rows = _ordered([r for r in found.rows if (r.spec.workload, knob_value(r.spec, "connections")) == key])
         heads = HEADS.get(workload, ())
         counted = workload in COUNTED
         titles = ["Stack", "Model", *(h for h, _, _ in heads), *(["Held/refused/closed"] if counted else []),

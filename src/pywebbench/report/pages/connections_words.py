@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from pywebbench.analyze.rows import Row
 from pywebbench.analyze.shape_figures import Figure
+from pywebbench.plan.knob_values import knob_value
 from pywebbench.report.common import latency_format
 from pywebbench.report.shape_columns import figure_text
 
@@ -82,8 +83,8 @@ def _latencies(figures: Sequence[Figure]) -> str:
 def idle_paragraph(rows: Sequence[Row]) -> list[str]:
     """For each N of the idle run, a sentence per worker model."""
     lines: list[str] = []
-    for asked in sorted({r.spec.connections for r in rows}):
-        at = [r for r in rows if r.spec.connections == asked]
+    for asked in sorted({knob_value(r.spec, "connections") for r in rows}):
+        at = [r for r in rows if knob_value(r.spec, "connections") == asked]
         lines.append(f"- **{asked:,} idle connections.** " + " ".join(
             model_sentence(model, mine, asked) for model in MODELS
             if (mine := [r for r in at if model_of(r) == model])))

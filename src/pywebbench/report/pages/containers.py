@@ -18,6 +18,7 @@ from pathlib import Path
 from pywebbench.analyze.rows import latest_trials
 from pywebbench.analyze.stats import Aggregation, aggregate_ci, ratio_centre, ratio_ci
 from pywebbench.measure.sizing import sized_from_host
+from pywebbench.plan.knob_values import knob_words
 from pywebbench.report.markdown import escape
 from pywebbench.report.pages.page_runs import load_part, machine_and_commands
 from pywebbench.results.model import TrialResult, TrialStatus
@@ -51,7 +52,7 @@ class Config:
     """Throttled CFS periods over all periods it ran in."""
     peak_mb: float | None
     sizing: WorkerSizing | None
-    connections: int
+    load_words: str  # "100 connections": the closed loop it ran at, in the knob's words
     failed: tuple[str, ...]
     """The statuses of windows that did not finish ok."""
 
@@ -135,7 +136,7 @@ def _config(label: str, workload: str, quota: float | None, workers: int, window
         statistics.median(p99s) if p99s else None,
         1000.0 * sum(t for t, _ in throttled) / sum(s for _, s in throttled) if throttled else None,
         sum(t for t, _ in periods) / sum(p for _, p in periods if p) if periods else None,
-        max(peaks) if peaks else None, sizing, windows[0].spec.connections,
+        max(peaks) if peaks else None, sizing, str(knob_words(windows[0].spec, "connections")),
         tuple(str(t.status) for t in windows if t.status is not TrialStatus.OK))
 
 
@@ -212,9 +213,9 @@ def _not_yet() -> str:
 def _section(workload: str, pairs: Sequence[Pair]) -> str:
     if not pairs:
         return f"## {workload}\n\nNo window of `{workload}` was measured."
-    connections = pairs[0].auto.connections
+    load = pairs[0].auto.load_words
     counts = sorted({n for p in pairs for n in p.tried})
-    head = (f"## {workload}\n\nClosed loop at {connections} connections; fixed counts tried: "
+    head = (f"## {workload}\n\nClosed loop at {load}; fixed counts tried: "
             f"{', '.join(map(str, counts))} (the tuned row is the best of them in each pair). `CPUs seen` is the host's CPU count "
             "(what `os.cpu_count()` returns inside a container) / the CPUs the stack was pinned to; "
             "`from host` marks a count that fits the host's CPUs and not the quota.\n\n"

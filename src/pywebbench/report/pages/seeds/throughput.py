@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from pywebbench.analyze.agreement import Estimate, Order, Verdict, published_order, to_baseline, verdict
 from pywebbench.analyze.rows import Row, Summary
+from pywebbench.plan.knob_values import knob_value
 from pywebbench.plan.presets import Figure, Preset
 from pywebbench.report.markdown import code, escape
 
@@ -90,8 +91,7 @@ def _grid_knobs(preset: Preset) -> tuple[str, ...]:
 
 
 def _cell_knob(row: Row, knob: str) -> float | None:
-    cell = row.spec.cell
-    value = {"threads": cell.threads, "stack_cpus": cell.stack_cpus, "connections": cell.connections}.get(knob)
+    value = knob_value(row.spec.cell, knob)  # the cell counts stack_cpus, as the grid names it
     return None if value is None else float(value)
 
 

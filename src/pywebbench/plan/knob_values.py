@@ -1,0 +1,51 @@
+"""A recorded knob's value by the knob's declared name, read through its declaration.
+
+Code that shows or groups what a cell recorded (report titles, the seed pages, a claim's grid
+point) asks here instead of naming the TrialSpec or Cell field itself, so the field's name
+stays in its declaration and in the code that applies it (tests/unit/test_option_names.py).
+A run option no `--knob` sweeps (the window's length) is read through its `Option` the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pywebbench.plan.declared import OPTIONS
+from pywebbench.plan.knob_declarations import Knob, declared_knobs
+from pywebbench.plan.options import RunOptions
+from pywebbench.results.model import Cell, TrialSpec
+
+__all__ = ["knob_value", "knob_values", "knob_words", "option_value"]
+
+
+def knob_value(recorded: TrialSpec | Cell, name: str) -> Any:
+    """What `recorded` holds for the knob declared as `name`; None when no knob has that name or
+    the record has no such field (a Cell holds stack_cpus as a count, a TrialSpec as the CPUs)."""
+    knob = next((k for k in declared_knobs() if k.name == name), None)
+    return None if knob is None else _read(knob, recorded)
+
+
+def knob_values(recorded: TrialSpec | Cell) -> dict[str, Any]:
+    """Every declared knob's name and the value `recorded` holds for it (None: not recorded)."""
+    return {knob.name: _read(knob, recorded) for knob in declared_knobs()}
+
+
+def knob_words(recorded: TrialSpec | Cell, name: str) -> str | None:
+    """The knob declared as `name` in its declared words ("100 connections"); None when unset."""
+    knob = next((k for k in declared_knobs() if k.name == name), None)
+    value = None if knob is None else _read(knob, recorded)
+    return None if knob is None or value is None else knob.words(value)
+
+
+def option_value(recorded: TrialSpec | RunOptions, flag: str) -> Any:
+    """What `recorded` holds for the run option declared with `flag` ("--duration"), for the
+    options no `--knob` sweeps: read through the option's declaration, as a knob's is."""
+    option = next(o for o in OPTIONS if o.flag == flag)
+    return getattr(recorded, option.field)
+
+
+def _read(knob: Knob, recorded: object) -> Any:
+    field: str | None = knob.field
+    if field is None:  # a knob declared without a field keeps its value by name (TrialSpec.knobs)
+        return dict(getattr(recorded, "knobs", ())).get(knob.name)
+    return getattr(recorded, field, None)
