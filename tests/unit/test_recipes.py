@@ -2,9 +2,12 @@
 recipe names, so one added with a place forgotten fails here, not in a user's sweep.
 
 A knob is one declaration (plan/knob_declarations.py); `recipe_problems` follows one from the
-`--knob` text to a planned sweep, its words, its CSV and JSON columns and its chart axis. It is
-run on every declared knob, on a throwaway knob this file registers, and with each place that
-derives from the declarations made to drop that knob, to show each check can fail.
+`--knob` text to a planned sweep, its words, the results file, its CSV and JSON columns and its
+chart axis, and a knob without a field of its own also to its flag, help, reference row, config
+key, environment variable, one-line refusal (tests/support/recipe_knob.py) and the app environment
+it declares. It is run on every declared knob, on throwaway knobs this file registers (one over an
+existing field, one with none), and with each place that derives from the declarations made to
+drop that knob, to show each check can fail.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ import pytest
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.core.errors import UserError
 from pywebbench.loadgen.registry import GENERATORS
+from pywebbench.plan import declared
 from pywebbench.plan import knobs as knob_words
 from pywebbench.plan import sessions
 from pywebbench.plan import sweep
-from pywebbench.plan.declared import OPTIONS
+from pywebbench.plan.declared import KNOB_FIELD, OPTIONS, all_options
 from pywebbench.plan.knob_declarations import Kind, Knob, declared_knobs, register_knob, withdraw_knob
 from pywebbench.plan.knobs import knob_labels
 from pywebbench.plan.options import GENERATOR_NAMES, TOPOLOGIES, RunOptions
@@ -36,6 +40,7 @@ from pywebbench.results.store import ResultsWriter, load_results, results_path
 from pywebbench.stage.doctor import check
 from support.builders import header, stack
 from support.fake_loadgen import synthetic_result
+from support.recipe_knob import SPIN, fieldless_problems
 
 SWEEPS: dict[str, tuple[str, str, str]] = {
     "connections": ("10,20", "0", "hello"), "workers": ("auto,2", "-1", "hello"), "threads": ("2,4", "1.5", "hello"),
@@ -72,12 +77,23 @@ def front() -> Iterator[Knob]:
     del SWEEPS["front"]
 
 
+@pytest.fixture()
+def spin() -> Iterator[Knob]:
+    register_knob(SPIN)
+    SWEEPS["spin_loops"] = ("0,30000", "-1", "hello")
+    yield SPIN
+    withdraw_knob(SPIN)
+    del SWEEPS["spin_loops"]
+
+
 def recipe_problems(knob: Knob, tmp: Path) -> list[str]:
     """Where this knob does not get to: its field, its grammar, a planned sweep, words, columns, axis."""
     problems = _fields(knob)
     if knob.name not in SWEEPS:
         return [*problems, f"{knob.name}: give SWEEPS a line (two values, a bad one, a workload)"]
     good, bad, workload = SWEEPS[knob.name]
+    if knob.field is None:
+        problems += fieldless_problems(knob, good.split(",")[-1], bad, tmp / "layers")
     try:
         axis = parse_knob(f"{knob.name}={good}")
     except UserError as exc:
@@ -91,13 +107,33 @@ def recipe_problems(knob: Knob, tmp: Path) -> list[str]:
     points = [tuple(p.overrides().items()) for p in grid([axis])]
     # gthread: a threaded stack, so its trials record threads too
     options = RunOptions(stacks=("flask:gunicorn-gthread",), workloads=(workload,), repeats=1, seed=1)
-    specs = make_plan(build_catalog(), options, (0, 1, 2, 3), points).trials
-    if len({getattr(s, knob.field) for s in specs}) != 2 or len({s.cell for s in specs}) != 2:
+    try:
+        specs = make_plan(build_catalog(), options, (0, 1, 2, 3), points).trials
+    except TypeError as exc:  # a point's key that is neither a field nor a field-less knob
+        return [*problems, f"{knob.name}: the plan cannot set it (plan/sessions.py): {exc}"]
+    if len({knob.setting(s) for s in specs}) != 2 or len({s.cell for s in specs}) != 2:
         problems.append(f"{knob.name}: the planned trials do not record and compare its two values (plan/sessions.py)")
-    return problems + _said(knob, specs) + _columns(knob, specs, tmp) + _axis(knob, specs)
+    return problems + _applied(knob, specs) + _said(knob, specs) + _columns(knob, specs, tmp) + _axis(knob, specs)
+
+
+def _applied(knob: Knob, specs: tuple[TrialSpec, ...]) -> list[str]:
+    """A field-less knob's declared app environment is in each planned trial's app_env (what the
+    launchers give the server); a knob with a field applies through its own code."""
+    if knob.applies is None:
+        return []
+    if any(dict(s.app_env).get(knob.applies.variable) != str(knob.setting(s)) for s in specs):
+        return [f"{knob.name}: the planned trials do not give the server {knob.applies.variable} (plan/sessions.py)"]
+    return []
 
 
 def _fields(knob: Knob) -> list[str]:
+    if knob.field is None:  # its value is in `knobs` by name, its flag derived from it
+        options = {o.field for o in all_options()}
+        missing = [] if KNOB_FIELD + knob.name in options else \
+            [f"{knob.name}: plan/declared.all_options derives no flag for it"]
+        if knob.name in {f.name for f in dataclasses.fields(RunOptions)}:
+            missing.append(f"{knob.name}: its name is a RunOptions field: a sweep point could not tell them apart")
+        return missing
     places = {"RunOptions (plan/options.py)": {f.name for f in dataclasses.fields(RunOptions)},
               "plan/declared.OPTIONS": {o.field for o in OPTIONS},
               "results/model.TrialSpec": {f.name for f in dataclasses.fields(TrialSpec)},
@@ -107,8 +143,8 @@ def _fields(knob: Knob) -> list[str]:
 
 
 def _said(knob: Knob, specs: tuple[TrialSpec, ...]) -> list[str]:
-    words = [w for s in specs if (w := knob.words(getattr(s, knob.field))) is not None]
-    missing = [w for s in specs if (w := knob.words(getattr(s, knob.field))) is not None and w not in knob_labels(s)]
+    words = [w for s in specs if (w := knob.words(knob.setting(s))) is not None]
+    missing = [w for s in specs if (w := knob.words(knob.setting(s))) is not None and w not in knob_labels(s)]
     return [f"{knob.name}: plan/knobs.knob_labels does not say {missing}"] if missing or not words else []
 
 
@@ -116,12 +152,14 @@ def _columns(knob: Knob, specs: tuple[TrialSpec, ...], tmp: Path) -> list[str]:
     writer = ResultsWriter(results_path(tmp), header())
     for spec in specs:
         ran = stack(spec.stack_id)  # a stack records its own worker and thread counts: as asked here
-        if hasattr(ran, knob.field) and getattr(spec, knob.field) is not None:
+        if knob.field is not None and hasattr(ran, knob.field) and getattr(spec, knob.field) is not None:
             ran = dataclasses.replace(ran, **{knob.field: getattr(spec, knob.field)})
         writer.add_trial(TrialResult(spec, ran, TrialStatus.OK, "2026-11-21T00:00:00+00:00",
                                      "2026-11-21T00:00:03+00:00", load=synthetic_result(1000.0, 2.0), keepalive=True))
     writer.finish("complete")
     writer.close()
+    if {t.spec.cell for t in load_results(tmp).trials} != {s.cell for s in specs}:
+        return [f"{knob.name}: the results file does not keep its values (results/store.py, TrialSpec)"]
     csv_header = renderer("csv")(load_results(tmp)).splitlines()[0].split(",")
     json_rows = json.loads(renderer("json")(load_results(tmp)))["rows"]
     shown = {row.get(knob.column) for row in json_rows}
@@ -131,7 +169,7 @@ def _columns(knob: Knob, specs: tuple[TrialSpec, ...], tmp: Path) -> list[str]:
 
 
 def _axis(knob: Knob, specs: tuple[TrialSpec, ...]) -> list[str]:
-    axis = next((a for a in html_charts.axes() if a.field == knob.field), None)
+    axis = next((a for a in html_charts.axes() if a.field == knob.key), None)
     if axis is None or axis.title != knob.axis:
         return [f"{knob.name}: no chart axis {knob.axis!r} in report/html_charts.axes()"]
     placed = {axis.value(s) for s in specs} - {None}
@@ -153,8 +191,44 @@ def test_a_knob_registered_by_one_declaration_reaches_every_place(front: Knob, t
         parse_knob("front=direct,carrier-pigeon")
 
 
+def test_a_knob_without_a_field_reaches_every_place_from_one_registration(spin: Knob, tmp_path: Path) -> None:
+    assert recipe_problems(spin, tmp_path) == []
+    with pytest.raises(UserError, match=r"^spin_loops must not be negative, got -1$"):
+        parse_knob("spin_loops=0,-1")
+    stored = json.loads(results_path(tmp_path).read_text().splitlines()[-2])  # the last trial record
+    assert stored["spec"]["knobs"] == {"spin_loops": 30000}  # an object in the file
+    assert "`--spin-loops`" in declared.reference_table()
+
+
+def test_a_knob_without_a_field_says_how_it_applies() -> None:
+    with pytest.raises(ValueError, match="says how it applies"):
+        register_knob(dataclasses.replace(SPIN, applies=None))
+    with pytest.raises(ValueError, match="says how it applies"):
+        register_knob(dataclasses.replace(SPIN, field="connections_x"))
+    assert "spin_loops" not in sweep.known_knobs()
+
+
 def _without(knob: Knob) -> Callable[[], tuple[Knob, ...]]:
     return lambda: tuple(k for k in declared_knobs() if k is not knob)
+
+
+@pytest.mark.parametrize(("place", "name", "says"), [
+    (sweep, "declared_knobs", "the sweep grammar"), (knob_words, "declared_knobs", "knob_labels"),
+    (record, "declared_knobs", "report/record.py"), (html_charts, "declared_knobs", "html_charts.axes()"),
+    (declared, "fieldless_knobs", "plan/declared"), (sessions, "fieldless_knobs", "plan/sessions.py"),
+])
+def test_the_recipe_check_fails_when_one_place_drops_the_knob_without_a_field(
+        spin: Knob, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, place: object, name: str, says: str) -> None:
+    monkeypatch.setattr(place, name, _without(spin) if name == "declared_knobs" else lambda: ())
+    problems = recipe_problems(spin, tmp_path)
+    assert problems and any(says in p for p in problems), problems
+
+
+def test_the_recipe_check_fails_when_the_plan_does_not_apply_the_knob(
+        spin: Knob, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sessions, "applied_env", lambda knobs: ())
+    assert recipe_problems(spin, tmp_path) == [
+        "spin_loops: the planned trials do not give the server PWB_EXTRA_WORK_LOOPS (plan/sessions.py)"]
 
 
 @pytest.mark.parametrize(("place", "says"), [

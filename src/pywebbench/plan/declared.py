@@ -30,6 +30,8 @@ from pywebbench.plan.options import (
 )
 from pywebbench.plan.generators import CHOSEN_GENERATORS
 from pywebbench.plan.limits import AUTO
+from pywebbench.plan.knob_declarations import fieldless_knobs
+from pywebbench.plan.refused_values import Refused as Refused, lenient, take_refused as take_refused
 from pywebbench.plan.sweep import Knob, KnobValue, parse_values
 from pywebbench.results.server import AUTO_WORKERS
 
@@ -319,47 +321,28 @@ OPTIONS: tuple[Option, ...] = (
       "however wide; without it, the stack, req/s, ratio with its interval, verdict, CPU per request, memory and "
       "validity, fitted to the terminal", kind=Kind.ON, commands=EVERY | {Command.REPORT}, by_command=True),
 )
-"""Every option of a run, in the order `--help` lists them."""
+"""Every option of a run, in the order `--help` lists them (the field-less knobs' follow: all_options)."""
 
-@dataclass(frozen=True)
-class Refused:
-    """A flag's value its reader refused, kept in place of the value so the command line's every
-    problem is named at once (take_refused), not only argparse's first."""
-
-    flag: str
-    problem: str
+KNOB_FIELD = "knobs."
+"""A field-less knob's option sets `knobs.NAME`: its entry in RunOptions.knobs (plan/sources.py)."""
 
 
-def _lenient(option: Option) -> Callable[[str], Any]:
-    """The option's reader, answering a bad value with a Refused instead of ending the parse."""
-    read = option.parse or str
-
-    def parse(text: str) -> Any:
-        try:
-            value = read(text)
-        except (argparse.ArgumentTypeError, ValueError, UserError) as exc:
-            name = getattr(read, "__name__", "")
-            return Refused(option.flag, str(exc) if isinstance(exc, (argparse.ArgumentTypeError, UserError))
-                           else f"invalid {name} value: {text!r}")
-        if option.choices and value not in option.choices:
-            return Refused(option.flag, f"invalid choice: {text!r} (choose from {', '.join(option.choices)})")
-        return value
-    return parse
+def knob_option(knob: Knob) -> Option:
+    """The flag of a knob declared without a field, derived from its declaration: `--NAME`, its value
+    read as one value of its sweep grammar, its help from its axis title."""
+    applies = f"; sets {knob.applies.variable} in the app server's environment" if knob.applies else ""
+    return Option(KNOB_FIELD + knob.name, "--" + knob.name.replace("_", "-"),
+                  f"{knob.axis}{applies} (sweepable: --knob {knob.name}=A,B)",
+                  lambda text: _one(knob, text), metavar=knob.kind.value.upper(), commands=RUN_LIKE)
 
 
-def take_refused(args: argparse.Namespace) -> list[str]:
-    """Every refused flag value, one line each, each left as not given so the option layers can
-    still name their own problems beside these (commands/common.py joins them)."""
-    lines = []
-    for name, value in vars(args).items():
-        if isinstance(value, Refused):
-            lines.append(f"argument {value.flag}: {value.problem}")
-            setattr(args, name, None)
-    return lines
+def all_options() -> tuple[Option, ...]:
+    """OPTIONS and one per field-less knob declared now (a knob registered later is read when asked)."""
+    return OPTIONS + tuple(knob_option(k) for k in fieldless_knobs())
 
 
 def declared(command: Command) -> Iterator[Option]:
-    return (o for o in OPTIONS if command in o.commands)
+    return (o for o in all_options() if command in o.commands)
 
 
 def add_options(parser: argparse.ArgumentParser, command: Command) -> None:
@@ -376,7 +359,7 @@ def add_options(parser: argparse.ArgumentParser, command: Command) -> None:
         else:
             # choices are the reader's to check (_lenient), so argparse stops at no bad value
             metavar = option.metavar or ("{" + ",".join(option.choices) + "}" if option.choices else None)
-            parser.add_argument(*flags, type=_lenient(option), dest=option.field, metavar=metavar, help=text)
+            parser.add_argument(*flags, type=lenient(option.flag, option.parse or str, option.choices), dest=option.field, metavar=metavar, help=text)
 
 
 def flags_of(args: argparse.Namespace, command: Command) -> dict[str, object]:
@@ -392,7 +375,7 @@ def flags_of(args: argparse.Namespace, command: Command) -> dict[str, object]:
 def reference_table() -> str:
     """docs/reference/run.md's option table: every declared option, its commands and its help."""
     lines = ["| flag | commands | what it does |", "|---|---|---|"]
-    for option in OPTIONS:
+    for option in all_options():
         spelled = ", ".join(f"`{f}`" for f in (option.flag, *option.aliases))
         commands = "all" if option.commands == EVERY else ", ".join(sorted(option.commands))
         lines.append(f"| {spelled} | {commands} | {option.help_text()} |")

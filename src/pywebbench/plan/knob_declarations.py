@@ -3,18 +3,21 @@ sets, its unit, how the sweep grammar reads it, its words in titles, its chart a
 
 The places a knob shows up (the grammar in plan/sweep.py, the words and short forms in
 plan/knobs.py, the CSV/JSON columns in report/record.py, the chart axes in
-report/html_charts.py) loop over `declared_knobs()` when they run, so a knob declared here (or
-registered at run time, as tests/unit/test_recipes.py does) reaches all of them. What stays
-elsewhere is what a knob needs before it is sweepable: its RunOptions field and flag
-(plan/options.py, plan/declared.py), the TrialSpec field windows record and compare
-(results/model.py: TrialSpec, Cell) and the plan copying it there (plan/sessions.py); the recipe
-test checks those too.
+report/html_charts.py), its flag, config-file key and environment variable (plan/declared.py,
+plan/sources.py) loop over `declared_knobs()` when they run, so a knob declared here (or
+registered at run time, as tests/unit/test_recipes.py does) reaches all of them.
+
+A new knob has no field of its own (`field=None`): its value lives by name in RunOptions.knobs
+and TrialSpec.knobs (compared apart in Cell), and how it reaches the server is declared with it
+(`applies=AppEnvironment("VAR")`). The knobs declared with a field (a RunOptions and TrialSpec
+field each) keep it, so results files of earlier schemas load and mypy checks their uses; they
+apply through their own code (the launchers, the services, the generators).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -35,6 +38,18 @@ class Kind(Enum):
     """A word read by the knob's own grammar (plan/text_knobs.py): an interpreter, a requirement."""
 
 
+@dataclass(frozen=True)
+class AppEnvironment:
+    """A field-less knob applied as the app server's environment: VAR=value (plan/sessions.py adds it
+    to the trials' app_env, which the launchers give the server). A new value is a new server start."""
+
+    variable: str
+
+
+Applies = AppEnvironment
+"""How a field-less knob reaches what it changes (one kind so far: what can be tested for real)."""
+
+
 class _Declared(type):
     """`for knob in Knob` walks the declared knobs, as it walked the enum they were before."""
 
@@ -48,8 +63,9 @@ class Knob(metaclass=_Declared):
 
     name: str
     """The `--knob` word, and the knob's name in labels' short form and its column."""
-    field: str
-    """The RunOptions field it overrides, and the TrialSpec field each window records it in."""
+    field: str | None
+    """The RunOptions field it overrides, and the TrialSpec field each window records it in; None:
+    none of its own, its value is in RunOptions.knobs and TrialSpec.knobs by name."""
     kind: Kind
     words: Callable[[Any], str | None]
     """The value (never None) in words for titles and notes ("query delay 20 ms"); None: say nothing."""
@@ -64,6 +80,8 @@ class Knob(metaclass=_Declared):
     """The TrialSpec field's value when the knob is not set (what a chart's other points share)."""
     grammar: TextGrammar | None = None
     """A TEXT knob's reader (plan/text_knobs.py)."""
+    applies: Applies | None = None
+    """How a field-less knob's value is applied; a knob with a field applies through its own code."""
 
     CONNECTIONS: ClassVar[Knob]
     WORKERS: ClassVar[Knob]
@@ -86,6 +104,23 @@ class Knob(metaclass=_Declared):
     def value(self) -> str:
         """The name, as the enum this replaced spelt it (`knob.value`)."""
         return self.name
+
+    @property
+    def key(self) -> str:
+        """What a sweep point names it by: its field, or its name when it has none."""
+        return self.field if self.field is not None else self.name
+
+    def setting(self, spec: Any) -> Any:
+        """Its value in a TrialSpec (or RunOptions): its field's, or its entry in `knobs` (unset: `unset`)."""
+        if self.field is not None:
+            return getattr(spec, self.field, None)
+        return dict(getattr(spec, "knobs", ())).get(self.name, self.unset)
+
+    def cleared(self, spec: Any) -> Any:
+        """The spec with this knob unset: what the other points of its sweep share."""
+        if self.field is not None:
+            return replace(spec, **{self.field: self.unset})
+        return replace(spec, knobs=tuple(p for p in spec.knobs if p[0] != self.name))
 
     @property
     def column(self) -> str:
@@ -119,12 +154,15 @@ def declared_knobs() -> tuple[Knob, ...]:
 
 
 def register_knob(knob: Knob) -> Knob:
-    """Declares a knob; its name and field must be new."""
-    clash = next((k for k in _REGISTRY.values() if knob.field == k.field or knob.name == k.name), None)
+    """Declares a knob; its name and field must be new; a field-less one says how it applies."""
+    clash = next((k for k in _REGISTRY.values() if knob.key in (k.key, k.name) or knob.name == k.name), None)
     if clash is not None:
         raise ValueError(f"knob {knob.name} ({knob.field}) is already declared as {clash.name} ({clash.field})")
     if (knob.kind is Kind.TEXT) != (knob.grammar is not None):
         raise ValueError(f"knob {knob.name}: a grammar is what reads a TEXT knob's values, and only those")
+    if (knob.field is None) != (knob.applies is not None):
+        raise ValueError(f"knob {knob.name}: a knob without a field says how it applies (applies=...), "
+                         "and only those: a field's knob applies through its own code")
     _REGISTRY[knob.name] = knob
     return knob
 
@@ -136,7 +174,13 @@ def withdraw_knob(knob: Knob) -> None:
 
 
 def knob_of_field(field: str) -> Knob | None:
-    return next((k for k in _REGISTRY.values() if k.field == field), None)
+    """The knob a sweep point's key names (its field, or a field-less knob's name)."""
+    return next((k for k in _REGISTRY.values() if k.key == field), None)
+
+
+def fieldless_knobs() -> tuple[Knob, ...]:
+    """The declared knobs without a field of their own (their values in RunOptions.knobs)."""
+    return tuple(k for k in _REGISTRY.values() if k.field is None)
 
 
 def cpus_label(cpus: tuple[int, ...]) -> str:

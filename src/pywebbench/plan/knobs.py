@@ -29,18 +29,23 @@ _NOT_KNOBS: dict[str, Callable[[Any], str | None]] = {
 
 
 def knob_labels(spec: TrialSpec, omit: Iterable[str] = ()) -> list[str]:
-    """The knobs that set this cell apart, in words; `omit` names TrialSpec fields to leave out
-    (a sweep's own axis)."""
+    """The knobs that set this cell apart, in words; `omit` names TrialSpec fields (a field-less
+    knob: its name) to leave out (a sweep's own axis)."""
     skip = set(omit)
-    words = {**_NOT_KNOBS, **{knob.field: knob.words for knob in declared_knobs()}}
+    knobs = {knob.key: knob for knob in declared_knobs()}
+    words: dict[str, Callable[[Any], str | None]] = {**_NOT_KNOBS, **{key: k.words for key, k in knobs.items()}}
     order = [f for f in _WORDS_FIRST if f in words] + [f for f in words if f not in _WORDS_FIRST]
-    said = ((field, getattr(spec, field, None)) for field in order if field not in skip)
-    return [text for field, value in said if value is not None and (text := words[field](value)) is not None]
+    said = ((key, knobs[key].setting(spec) if key in knobs else getattr(spec, key, None))
+            for key in order if key not in skip)
+    return [text for key, value in said if value is not None and (text := words[key](value)) is not None]
 
 
 def knob_short(name: str, value: object) -> str:
-    """`db_delay=20ms` for a TrialSpec (or Cell) field and its value (seconds become milliseconds)."""
-    knob = next((k for k in declared_knobs() if k.field == name), None)
+    """`db_delay=20ms` for a TrialSpec (or Cell) field and its value (seconds become milliseconds);
+    the field-less knobs' `knobs` each as their own `name=value`."""
+    if name == "knobs" and isinstance(value, tuple):
+        return " ".join(knob_short(n, v) for n, v in value)
+    knob = next((k for k in declared_knobs() if k.key == name), None)
     if knob is not None and knob.auto and value == AUTO_WORKERS:
         return f"{knob.name}=auto"
     if knob is not None and knob.kind is Kind.BYTES and isinstance(value, int):

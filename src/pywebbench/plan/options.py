@@ -19,7 +19,7 @@ from pywebbench.plan.interpreter_names import parse_python
 from pywebbench.plan.pins import parse_pin
 from pywebbench.plan.limits import cpu_quota_problem, memory_limit_problem
 from pywebbench.results.methods import strategy_of
-from pywebbench.results.model import Method
+from pywebbench.results.model import KnobSettings, Method
 from pywebbench.results.server import AUTO_WORKERS
 
 __all__ = ["CpuSplit", "default_split", "parse_cpu_list",  # their home is plan/cpus.py; said here for older imports
@@ -171,6 +171,9 @@ class RunOptions:
     protocol: str | None = None
     """The wire protocol to the app server (catalog/protocols.py): h1, h2c, h1-tls, h2-tls; None: h1,
     recorded as not asked for, as every run before the knob."""
+    knobs: KnobSettings = ()
+    """The knobs declared without a field of their own (plan/knob_declarations.py), by name: each
+    set by its derived flag, config key or variable, or by a sweep point."""
 
     @property
     def services(self) -> ServiceSettings:
@@ -319,6 +322,7 @@ class RunOptions:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["out_dir"] = str(self.out_dir) if self.out_dir else None
+        data["knobs"] = dict(self.knobs)  # an object, as the results file writes a trial's
         return data
 
 

@@ -13,9 +13,10 @@ from typing import Any
 from pywebbench.catalog.model import Stack
 from pywebbench.catalog.registry import Catalog
 from pywebbench.core.errors import UserError
+from pywebbench.plan.knob_declarations import AppEnvironment, fieldless_knobs
 from pywebbench.plan.options import CpuSplit, RunOptions
 from pywebbench.plan import protocol_plan
-from pywebbench.results.model import TrialSpec
+from pywebbench.results.model import KnobSettings, TrialSpec
 from pywebbench.results.server import AUTO_WORKERS
 from pywebbench.catalog.workloads import Needs, Workload
 
@@ -178,6 +179,23 @@ def point_overrides(point: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     return {name: value for name, value in point}
 
 
+def with_point(options: RunOptions, overrides: dict[str, Any]) -> RunOptions:
+    """The options at a sweep point: fields replaced, a field-less knob's value set in `knobs` by name."""
+    named = {k.name for k in fieldless_knobs()}
+    generic = {name: value for name, value in overrides.items() if name in named}
+    typed = {name: value for name, value in overrides.items() if name not in named}
+    return replace(options, **typed, knobs=tuple({**dict(options.knobs), **generic}.items()))
+
+
+def applied_env(knobs: KnobSettings) -> tuple[tuple[str, str], ...]:
+    """The app environment the field-less knobs' settings declare (AppEnvironment): the launchers
+    give the server its trials' app_env, so a knob reaches it the way calibrate's slowdown does."""
+    declared = {k.name: k for k in fieldless_knobs()}
+    return tuple((knob.applies.variable, f"{value:g}" if isinstance(value, float) else str(value))
+                 for name, value in knobs
+                 if (knob := declared.get(name)) is not None and isinstance(knob.applies, AppEnvironment))
+
+
 def point_label(point: tuple[tuple[str, Any], ...]) -> str:
     """'connections=25,db_delay_s=0.02': part of every trial id, so it never changes (a results
     file resumes by its trial ids); the knobs in words are plan/knobs.py's."""
@@ -276,7 +294,7 @@ def make_plan(
         for point in point_order:
             knobs = point_overrides(point)
             cpu_count = knobs.pop("stack_cpus", None)
-            opts = replace(options, **knobs)
+            opts = with_point(options, knobs)
             stack_cpus = cpus_for(int(cpu_count), split, available_cpus) if cpu_count is not None else split.stack
             if (why := quota_problem(opts.cpu_quota, stack_cpus)) is not None:
                 raise UserError(why)
@@ -321,6 +339,7 @@ def _session(
     per_workload = dict(options.workload_requests)
     name = variant.label
     suffix = f"-{point_label(point)}" if point else f"-c{options.connections}"
+    app_env = variant.app_env + applied_env(options.knobs)
     trials = tuple(
         TrialSpec(
             trial_id=f"r{round_no}-{name}-{w.name}{suffix}",
@@ -343,7 +362,8 @@ def _session(
             pin=options.pin,
             protocol=options.protocol,
             alias=variant.alias,
-            app_env=variant.app_env,
+            app_env=app_env,
+            knobs=options.knobs,
             method=options.method,
             launch=round_no if not options.method.paired else 0,
             settle_s=options.settle_s if options.method.paired else 0.0,
@@ -351,4 +371,4 @@ def _session(
         )
         for w in served
     )
-    return Session(stack, round_no, workers, threads, trials, served, point, variant.alias, variant.app_env)
+    return Session(stack, round_no, workers, threads, trials, served, point, variant.alias, app_env)

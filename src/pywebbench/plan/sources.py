@@ -24,8 +24,9 @@ from typing import Any
 
 from pywebbench.core.errors import UserError
 from pywebbench.plan.cpus import parse_cpu_list
-from pywebbench.plan.declared import OPTIONS, Kind, Option
+from pywebbench.plan.declared import KNOB_FIELD, OPTIONS, Kind, Option, all_options
 from pywebbench.plan.options import SPELLINGS, RunOptions
+from pywebbench.results.model import KnobSettings
 
 ENV_PREFIX = "PYWEBBENCH_"
 NOT_OPTIONS = frozenset({"PYWEBBENCH_CACHE"})
@@ -41,6 +42,8 @@ class Spelling:
     """Its declaration; None for a RunOptions field no flag sets (workload_requests)."""
     negated: bool = False
     """The flag of a switch that sets False: `no_keepalive = true` sets keepalive False."""
+    knob: str | None = None
+    """A field-less knob's name: the spelling sets its entry in RunOptions.knobs (field is `knobs.NAME`)."""
 
 
 def _spellings() -> dict[str, Spelling]:
@@ -57,7 +60,40 @@ def _spellings() -> dict[str, Spelling]:
 
 
 SPELLED: dict[str, Spelling] = _spellings()
-"""Every name the config file and the environment (lower-cased, after PYWEBBENCH_) may use."""
+"""Every name of a RunOptions field the config file and the environment (lower-cased, after
+PYWEBBENCH_) may use; `spelled()` adds the field-less knobs declared when it is asked."""
+
+
+def spelled() -> dict[str, Spelling]:
+    """SPELLED and each field-less knob's flag (`spin_loops`) and field (`knobs.spin_loops`)."""
+    table = dict(SPELLED)
+    for option in all_options():
+        if option.field.startswith(KNOB_FIELD):
+            knob = option.field.removeprefix(KNOB_FIELD)
+            table.update({name: Spelling(option.field, option, knob=knob) for name in (*option.spellings, option.field)})
+    return table
+
+
+def _folded(values: dict[str, Any]) -> dict[str, Any]:
+    """The field-less knobs' values (keyed `knobs.NAME`) set in `knobs`, over any given there."""
+    given = {k.removeprefix(KNOB_FIELD): v for k, v in values.items() if k.startswith(KNOB_FIELD)}
+    typed = {k: v for k, v in values.items() if not k.startswith(KNOB_FIELD)}
+    if given:
+        typed["knobs"] = tuple({**dict(typed.get("knobs", ())), **given}.items())
+    return typed
+
+
+def _knob_settings(value: Any) -> tuple[tuple[str, Any], ...]:
+    """A table of field-less knob = value (a results header's `knobs`), each read by its knob's flag."""
+    table = spelled()
+    pairs = value.items() if isinstance(value, Mapping) else value
+    read = []
+    for name, setting in pairs:
+        spelling = table.get(KNOB_FIELD + _text(name))
+        if spelling is None or spelling.option is None or spelling.option.parse is None:
+            raise ValueError(f"no knob {name} is declared without a field")
+        read.append((name, spelling.option.parse(str(setting))))
+    return tuple(read)
 _TYPES: dict[str, Any] = typing.get_type_hints(RunOptions)
 _EXPECTED: dict[Any, str] = {
     bool: "true or false", int: "a whole number", float: "a number", str: "text", Path: "a path",
@@ -114,7 +150,13 @@ def _text(value: Any) -> str:
 
 def _read(spelling: Spelling, value: Any) -> Any:
     """The value as the field holds it, or one of _UNREADABLE."""
+    if spelling.knob is not None and spelling.option is not None and spelling.option.parse is not None:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise TypeError(value)
+        return spelling.option.parse(str(value))  # as its flag reads it; a config file's 30000 too
     kind, option = _type(spelling.field), spelling.option
+    if kind == KnobSettings:
+        return _knob_settings(value)
     if kind is bool:
         return _boolean(value) is not spelling.negated
     if isinstance(value, str) and option is not None and option.parse is not None and not option.by_command:
@@ -139,6 +181,8 @@ def _read(spelling: Spelling, value: Any) -> Any:
 def _problem(spelling: Spelling, value: Any) -> str | None:
     """What is wrong with a value read alone: unreadable, not a choice, or out of its range."""
     option = spelling.option
+    if spelling.knob is not None:
+        return None  # its reader, the sweep grammar's, checked its range
     if option is not None and option.choices and value not in option.choices:
         return f"must be one of {', '.join(option.choices)}"
     alone = replace(RunOptions(), **{spelling.field: value})
@@ -164,10 +208,11 @@ def _read_all(given: Iterable[_Given], problems: list[str], suggest: Callable[[s
     """RunOptions field -> value, each problem appended to `problems` as one line."""
     values: dict[str, Any] = {}
     where_set: dict[str, str] = {}
+    table = spelled()
     for item in given:
-        spelling = SPELLED.get(item.name)
+        spelling = table.get(item.name)
         if spelling is None:
-            close = [f" (did you mean {suggest(name)}?)" for name in difflib.get_close_matches(item.name, SPELLED, n=1)]
+            close = [f" (did you mean {suggest(name)}?)" for name in difflib.get_close_matches(item.name, table, n=1)]
             problems.append(f"{item.where}: unknown option{''.join(close)}")
             continue
         if spelling.field in where_set:
@@ -179,7 +224,8 @@ def _read_all(given: Iterable[_Given], problems: list[str], suggest: Callable[[s
             why = _problem(spelling, value)
         except _UNREADABLE as exc:
             readable = isinstance(exc, argparse.ArgumentTypeError | UserError)
-            why = str(exc) if readable else f"not {_EXPECTED.get(_type(spelling.field), 'a value it takes')}"
+            expected = "a value it takes" if spelling.knob else _EXPECTED.get(_type(spelling.field), "a value it takes")
+            why = str(exc) if readable else f"not {expected}"
         if why is not None:
             problems.append(f"{item.where}: cannot use {item.value!r}: {why}")
         else:
@@ -228,13 +274,14 @@ def from_sources(
     values |= _read_all(_environment(environ), problems, suggest=lambda name: ENV_PREFIX + name.upper())
     if problems:
         raise UserError("\n".join(problems))
+    table = spelled()
     for key, value in flags.items():
         if value is not None:  # typed by the parser (plan/declared.py) and keyed by field
-            spelling = SPELLED.get(key.replace("-", "_").lower())
+            spelling = table.get(key.replace("-", "_").lower())
             if spelling is None:
                 raise UserError(f"unknown option {key!r}")
             values[spelling.field] = (not value) if spelling.negated else value
-    return replace(RunOptions(), **values).validate()
+    return replace(RunOptions(), **_folded(values)).validate()
 
 
 def from_json(data: Mapping[str, Any]) -> RunOptions:
@@ -245,4 +292,4 @@ def from_json(data: Mapping[str, Any]) -> RunOptions:
     values = _read_all(stored, problems)
     if problems:
         raise UserError("\n".join(problems))
-    return replace(RunOptions(), **values).validate()
+    return replace(RunOptions(), **_folded(values)).validate()

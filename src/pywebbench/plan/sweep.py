@@ -62,8 +62,9 @@ class GridPoint:
     settings: tuple[tuple[Knob, KnobValue], ...]
 
     def overrides(self) -> dict[str, object]:
-        """RunOptions field -> value; `stack_cpus` stays a count for the caller to map to CPU ids."""
-        return {knob.field: value for knob, value in self.settings}
+        """RunOptions field (a field-less knob: its name) -> value; `stack_cpus` stays a count for the
+        caller to map to CPU ids."""
+        return {knob.key: value for knob, value in self.settings}
 
     def get(self, knob: Knob) -> KnobValue | None:
         return next((value for k, value in self.settings if k is knob), None)

@@ -9,7 +9,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go  # type: ignore[import-untyped]
@@ -55,6 +55,7 @@ class Axis:
     """A knob a sweep can vary, as TrialSpec holds it and as a chart's x axis shows it."""
 
     field: str
+    """The TrialSpec field it reads (a field-less knob: its name, as knob_labels' omit takes it)."""
     title: str
     value: Callable[[TrialSpec], float | str | None]
     """A number, or a word for a knob of words (an interpreter, a pin): a category on the x axis."""
@@ -70,13 +71,12 @@ _AXES_FIRST = ("connections", "workers", "threads", "max_db_sessions", "db_delay
 def axes() -> tuple[Axis, ...]:
     """A chart axis per declared knob (plan/knob_declarations.py), read when a report is drawn."""
     rank = {field: i for i, field in enumerate(_AXES_FIRST)}
-    knobs = sorted(declared_knobs(), key=lambda k: rank.get(k.field, len(rank)))  # stable: the rest keep their order
+    knobs = sorted(declared_knobs(), key=lambda k: rank.get(k.key, len(rank)))  # stable: the rest keep their order
     return tuple(_axis(knob) for knob in knobs)
 
 
 def _axis(knob: Knob) -> Axis:
-    return Axis(knob.field, knob.axis, lambda s: knob.axis_value(getattr(s, knob.field)),
-                lambda s: replace(s, **{knob.field: knob.unset}))
+    return Axis(knob.key, knob.axis, lambda s: knob.axis_value(knob.setting(s)), knob.cleared)
 
 
 class Figures:

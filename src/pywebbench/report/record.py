@@ -100,9 +100,10 @@ def _bound(interval: tuple[float, float] | None, index: int, digits: int) -> flo
 
 def knob_setting(row: Row, knob: Knob) -> Any:
     """The knob's setting the row ran with: the stack's own count where it records one (workers,
-    threads: its default rule resolved), else the trial's; a duration in ms, CPUs as a count."""
-    ran = getattr(row.stack, knob.field, None)
-    value = ran if ran is not None else getattr(row.spec, knob.field)
+    threads: its default rule resolved), else the trial's (a field-less knob's from its `knobs`);
+    a duration in ms, CPUs as a count."""
+    ran = getattr(row.stack, knob.field, None) if knob.field is not None else None
+    value = ran if ran is not None else knob.setting(row.spec)
     if isinstance(value, tuple):
         return len(value) or None
     if knob.kind is Kind.BYTES:

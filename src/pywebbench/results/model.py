@@ -12,6 +12,11 @@ from pywebbench.results.server import ServerCgroup, WorkerSizing
 
 SCHEMA_VERSION = 7
 
+KnobSetting = int | float | str
+KnobSettings = tuple[tuple[str, KnobSetting], ...]
+"""The settings of the knobs declared without a field of their own (plan/knob_declarations.py), by
+knob name, in the order given: hashable, so a Cell holds them; the results file writes an object."""
+
 # The percentiles every generator reports; the spectrum keeps more points for later analysis.
 HEADLINE_PERCENTILES: tuple[float, ...] = (50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.9)
 
@@ -131,6 +136,8 @@ class Cell(NamedTuple):
     python: str | None = None
     pin: str | None = None
     protocol: str | None = None
+    knobs: KnobSettings = ()
+    """The field-less knobs' settings (TrialSpec.knobs)."""
 
 
 @dataclass(frozen=True)
@@ -178,7 +185,10 @@ class TrialSpec:
     alias: str = ""
     """A second name for the same stack (calibrate's A/A and A/B runs), '' otherwise."""
     app_env: tuple[tuple[str, str], ...] = ()
-    """Extra environment given to the app (calibrate's known slowdown)."""
+    """Extra environment given to the app (calibrate's known slowdown, a knob that applies as one)."""
+    knobs: KnobSettings = ()
+    """The settings of the knobs declared without a field of their own, by name; () in results
+    files written before them."""
     method: Method = Method.RESTART
     """How the window was placed (`Method`)."""
     launch: int = 0
@@ -201,7 +211,7 @@ class TrialSpec:
         return Cell(self.workload, self.connections, self.workers, self.threads, self.topology,
                     self.max_db_sessions, self.db_delay_s, self.db_pool, self.upstream_delay_s, self.cpu_size,
                     len(self.stack_cpus), self.rate, self.rtt_s, self.cpu_quota, self.memory_limit, self.python,
-                    self.pin, self.protocol)
+                    self.pin, self.protocol, self.knobs)
 
     @property
     def label(self) -> str:

@@ -21,6 +21,7 @@ from pywebbench.core.errors import UserError
 from pywebbench.results.model import (
     SCHEMA_VERSION,
     EnvironmentRecord,
+    KnobSettings,
     ProfileRecord,
     ResultSet,
     RunHeader,
@@ -35,6 +36,10 @@ class ResultsWriteError(UserError):
     """The results file cannot take another record (a full disk, a vanished directory)."""
 
 _converter = cattrs.Converter()
+# The field-less knobs' settings are an object in the file ({"spin_loops": 30000}), read back in order.
+_converter.register_unstructure_hook_func(lambda t: t == KnobSettings, lambda pairs: dict(pairs))
+_converter.register_structure_hook_func(lambda t: t == KnobSettings,
+                                        lambda data, _: tuple((str(k), v) for k, v in dict(data).items()))
 
 
 def results_path(run_dir: Path) -> Path:
