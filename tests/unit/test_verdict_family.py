@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from pywebbench.analyze.moderation import Prior, outlying_quantile
-from pywebbench.analyze.neighbours import PairVerdict, pair_lent, pair_prior, pair_test, rank_with_verdicts
-from pywebbench.analyze.paired import Observation, paired_ratios, ratio_interval, table_intervals
+from pywebbench.analyze.neighbours import (
+    BASELINE_POINT, PairVerdict, far_apart, pair_lent, pair_prior, pair_test, rank_with_verdicts,
+)
+from pywebbench.analyze.paired import Interval, Observation, paired_ratios, ratio_interval, table_intervals
 from pywebbench.analyze.verdict_errors import SHAPES, Design, simulate
 from pywebbench.analyze.verdict_family import FamilyControl, PairTest, adjusted, judge, rule
 
@@ -63,6 +65,37 @@ def test_stacks_that_shared_no_launch_are_judged_through_the_baseline() -> None:
     assert [label for label, _, _ in ranked] == ["a", "base", "b"]
     assert rank_with_verdicts([("a", a), ("b", b)], intervals=intervals)[0][2] is PairVerdict.DIFFERENT
     assert rank_with_verdicts([("a", a), ("b", b)])[0][2] is None  # without the intervals: no way to judge
+
+
+def test_a_pair_far_apart_is_different_whatever_the_family_s_adjustment() -> None:
+    """The catalog's litestar:uvicorn over flask:bjoern: p 0.0057 through the baseline, which BH does
+    not pass among 125 pairs; 15% apart with intervals that do not overlap, it is different."""
+    upper, lower = Interval(4.47, 4.31, 4.64, 3, 3, 0.016, 8.0), Interval(3.88, 3.56, 4.23, 3, 3, 0.037, 8.0)
+    assert far_apart(upper, lower) and not far_apart(lower, upper)
+    assert not far_apart(upper, Interval(4.10, 3.90, 4.30, 3, 3, 0.02, 8.0))  # 9% apart: the family decides
+    assert not far_apart(upper, Interval(3.90, 3.50, 4.35, 3, 3, 0.05, 8.0))  # the intervals overlap
+    assert far_apart(Interval(1.2, 1.12, 1.3, 3, 3, 0.03, 8.0), BASELINE_POINT) and not far_apart(upper, None)
+    # The family's adjustment alone leaves a clear pair unresolved among many alike ones...
+    assert judge([PairTest(0.17, 0.05, 4.0), *[PairTest(0.001, 0.05, 4.0)] * 9], 0.05)[0] == "unresolved"
+
+
+def test_the_ranking_applies_the_far_apart_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two stacks in separate launches, 12% apart, through the baseline among 30 alike stacks:
+    the family leaves the pair unresolved; far apart by its intervals, it is different."""
+    import pywebbench.analyze.neighbours as neighbours
+
+    rng = np.random.default_rng(1)  # a draw where the family leaves the pair unresolved (most do not)
+    sets = {"a": _launches(1.12, list(rng.normal(0, 0.015, 3))),
+            "b": _launches(1.0, list(rng.normal(0, 0.015, 3)), first=3)}
+    sets |= {f"s{i}": _launches(0.5 * 0.9995 ** i, list(rng.normal(0, 0.015, 3)), first=6) for i in range(30)}
+    intervals, prior = table_intervals(sets)
+    def verdict() -> PairVerdict | None:
+        ranked = rank_with_verdicts(list(sets.items()), prior=prior, intervals=intervals)
+        return next(v for label, _, v in ranked if label == "a")
+    assert far_apart(intervals["a"], intervals["b"])
+    assert verdict() is PairVerdict.DIFFERENT
+    monkeypatch.setattr(neighbours, "FAR_APART", 10.0)
+    assert verdict() is PairVerdict.UNRESOLVED
 
 
 def test_through_the_baseline_is_never_narrower_than_its_parts() -> None:

@@ -21,7 +21,7 @@ from pywebbench.analyze.paired import (
     paired_ratios,
     ratio_interval,
 )
-from pywebbench.analyze.verdict_family import CONTROL, FamilyControl, PairTest, judge
+from pywebbench.analyze.verdict_family import CONTROL, FAR_APART, FamilyControl, PairTest, judge
 
 
 def pair_prior(prior: Prior) -> Prior:
@@ -44,6 +44,18 @@ def tied(
 
 EQUIVALENCE = 0.05
 """The default margin of `--equivalence`: neighbours within ±5% of each other count as equal."""
+
+
+def far_apart(above: Interval | None, below: Interval | None) -> bool:
+    """Whether the upper row's interval lies wholly above the lower's and its centre FAR_APART or
+    more above (a row without an interval, the baseline's point 1 aside, is never far apart)."""
+    if above is None or below is None:
+        return False
+    return above.center >= (1.0 + FAR_APART) * below.center and above.low > below.high
+
+
+BASELINE_POINT = Interval(1.0, 1.0, 1.0, 0, 0, 0.0)
+"""The baseline's own ratio: exactly 1, no interval of its own."""
 
 
 class PairVerdict(StrEnum):
@@ -97,12 +109,14 @@ def rank_with_verdicts(
     items: Sequence[tuple[str, Sequence[Observation]]], *, higher_is_better: bool = True,
     prior: Prior = NO_PRIOR, margin: float = EQUIVALENCE, confidence: float = CONFIDENCE,
     intervals: Mapping[str, Interval | None] | None = None, control: FamilyControl = CONTROL,
+    baseline: str | None = None,
 ) -> list[tuple[str, int, PairVerdict | None]]:
     """Labels best first, each with a tie group (from 1) and its verdict against the next row.
 
     Adjacent neighbours are compared by their own paired ratio (overlapping intervals against a
     baseline would hide the pairing), or, where they shared too few launches, through their
-    `intervals` to the baseline; the pairs' tests are judged as one family (verdict_family.py).
+    `intervals` to the baseline; the pairs' tests are judged as one family (verdict_family.py),
+    and a pair far apart by its `intervals` (the `baseline` row at its point 1) is different.
     A row joins the previous row's group unless its pair was called different. Rows without a
     value come last, each in a group of its own, with no verdict.
     """
@@ -115,6 +129,11 @@ def rank_with_verdicts(
         tests.append(pair_test(obs, below_obs, prior=prior, through=(known.get(label), known.get(below)))
                      if value is not None and below_value is not None else None)
     verdicts = judge(tests, margin, control, level=1.0 - confidence)
+    known_or_base = {**known, **({baseline: BASELINE_POINT} if baseline is not None else {})}
+    for index, ((label, _o, _v), (below, _bo, _bv)) in enumerate(zip(ranked, ranked[1:])):
+        upper, lower = (label, below) if higher_is_better else (below, label)
+        if verdicts[index] is not None and far_apart(known_or_base.get(upper), known_or_base.get(lower)):
+            verdicts[index] = PairVerdict.DIFFERENT.value
     out: list[tuple[str, int, PairVerdict | None]] = []
     group = 0
     for index, (label, _obs, _value) in enumerate(ranked):

@@ -385,7 +385,8 @@ def _with_ties(rows: list[Row], groups: dict[tuple[str, tuple[object, ...]], lis
                     paired_to_baseline(groups[(row.label, cell)], base, row.label, cells[cell]).ratios
                 items.append((row.label, list(ratios)))
         intervals = {r.label: made.interval for r in cell_rows if (made := paired.get((r.label, cell))) is not None}
-        ranking = rank_with_verdicts(items, prior=priors.get(cell, NO_PRIOR), margin=margin, intervals=intervals)
+        ranking = rank_with_verdicts(items, prior=priors.get(cell, NO_PRIOR), margin=margin, intervals=intervals,
+                                    baseline=baseline)
         found = {label: (group, verdict.value if verdict is not None else None) for label, group, verdict in ranking}
         out += [replace(r, tie_group=found[r.label][0], next_verdict=found[r.label][1]) if r.label in found else r
                 for r in cell_rows]

@@ -84,7 +84,7 @@ def _ranked(logs: _Array, margin: float, control: FamilyControl) -> list[tuple[s
     intervals, prior = table_intervals(sets)
     items: list[tuple[str, list[Observation]]] = [("base", [Observation(l, r, 1.0) for l, r in keys])]
     items += list(sets.items())
-    return rank_with_verdicts(items, prior=prior, margin=margin, intervals=intervals, control=control)
+    return rank_with_verdicts(items, prior=prior, margin=margin, intervals=intervals, control=control, baseline="base")
 
 
 def _judged(logs: _Array, truth: _Array, margin: float, control: FamilyControl) -> tuple[int, int, int, int]:
