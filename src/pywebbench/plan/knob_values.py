@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pywebbench.plan.declared import OPTIONS
-from pywebbench.plan.knob_declarations import Knob, declared_knobs
+from pywebbench.plan.knob_declarations import declared_knobs
 from pywebbench.plan.options import RunOptions
 from pywebbench.results.model import Cell, TrialSpec
 
@@ -19,21 +19,22 @@ __all__ = ["knob_value", "knob_values", "knob_words", "option_value"]
 
 
 def knob_value(recorded: TrialSpec | Cell, name: str) -> Any:
-    """What `recorded` holds for the knob declared as `name`; None when no knob has that name or
-    the record has no such field (a Cell holds stack_cpus as a count, a TrialSpec as the CPUs)."""
+    """What `recorded` holds for the knob declared as `name` (Knob.setting: its field, or its entry
+    in `knobs`); None when no knob has that name (a Cell holds stack_cpus as a count, a TrialSpec
+    as the CPUs)."""
     knob = next((k for k in declared_knobs() if k.name == name), None)
-    return None if knob is None else _read(knob, recorded)
+    return None if knob is None else knob.setting(recorded)
 
 
 def knob_values(recorded: TrialSpec | Cell) -> dict[str, Any]:
-    """Every declared knob's name and the value `recorded` holds for it (None: not recorded)."""
-    return {knob.name: _read(knob, recorded) for knob in declared_knobs()}
+    """Every declared knob's name and the value `recorded` holds for it (Knob.setting)."""
+    return {knob.name: knob.setting(recorded) for knob in declared_knobs()}
 
 
 def knob_words(recorded: TrialSpec | Cell, name: str) -> str | None:
     """The knob declared as `name` in its declared words ("100 connections"); None when unset."""
     knob = next((k for k in declared_knobs() if k.name == name), None)
-    value = None if knob is None else _read(knob, recorded)
+    value = None if knob is None else knob.setting(recorded)
     return None if knob is None or value is None else knob.words(value)
 
 
@@ -42,10 +43,3 @@ def option_value(recorded: TrialSpec | RunOptions, flag: str) -> Any:
     options no `--knob` sweeps: read through the option's declaration, as a knob's is."""
     option = next(o for o in OPTIONS if o.flag == flag)
     return getattr(recorded, option.field)
-
-
-def _read(knob: Knob, recorded: object) -> Any:
-    field: str | None = knob.field
-    if field is None:  # a knob declared without a field keeps its value by name (TrialSpec.knobs)
-        return dict(getattr(recorded, "knobs", ())).get(knob.name)
-    return getattr(recorded, field, None)
