@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pywebbench.catalog.model import LaunchSpec
-from pywebbench.catalog.protocols import Protocol, TlsFiles
+from pywebbench.catalog.protocols import Protocol, TlsFiles, protocol_of
 from pywebbench.catalog.registry import build_catalog
 from pywebbench.core.errors import UserError
 from pywebbench.loadgen.base import LoadRequest
@@ -38,6 +38,14 @@ def _plan(**options: object) -> list[str]:
     opts = RunOptions(**{"workloads": ("hello",), "repeats": 1, **options})
     plan = make_plan(build_catalog(), opts.validate(), (0, 1))
     return [f"{s.stack.id} {t.protocol}" for s in plan.sessions for t in s.trials]
+
+
+def test_a_recorded_protocol_no_run_writes_is_a_one_line_refusal() -> None:
+    """An edited results file's `"protocol": false` reaches the reader as 'False' (the fuzz test's find)."""
+    assert protocol_of(None) is Protocol.H1 and protocol_of("h2c") is Protocol.H2C
+    with pytest.raises(UserError) as refused:
+        protocol_of("False")
+    assert "h1, h2c, h1-tls, h2-tls" in str(refused.value) and "\n" not in str(refused.value)
 
 
 def test_a_stack_that_cannot_serve_the_protocol_is_refused_in_one_line_and_skipped_beside_one_that_can() -> None:

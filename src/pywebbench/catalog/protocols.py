@@ -47,8 +47,15 @@ def parse_protocol(text: str) -> Protocol:
 
 
 def protocol_of(value: str | None) -> Protocol:
-    """A trial's recorded protocol; None (not asked for, every run before the knob) is h1."""
-    return DEFAULT_PROTOCOL if value is None else Protocol(value)
+    """A trial's recorded protocol; None (not asked for, every run before the knob) is h1. A word
+    no run writes (an edited file's `"protocol": false` reads as 'False') is a one-line refusal."""
+    if value is None:
+        return DEFAULT_PROTOCOL
+    try:
+        return Protocol(value)
+    except ValueError:
+        raise UserError(f"a trial's recorded protocol must be one of {', '.join(PROTOCOL_NAMES)}, "
+                        f"got {value!r}") from None
 
 
 @dataclass(frozen=True)
