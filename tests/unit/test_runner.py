@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import psutil
@@ -68,11 +69,21 @@ def test_good_bad_and_dying_servers_each_end_as_they_should(tmp_path: Path) -> N
 
 
 @pytest.mark.serial  # looks for leftovers machine-wide: a parallel worker's servers would count
-def test_whole_process_group_is_gone_after_the_session(tmp_path: Path) -> None:
-    before = {p.pid for p in psutil.process_iter()}
+def test_whole_process_group_is_gone_after_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Marked by the TMPDIR the servers' explicit environment passes on (launchers.base_environment):
+    # under xdist another worker's test may start its own hello_server.py meanwhile, not ours to stop.
+    mark = str(tmp_path / "tmp")
+    os.makedirs(mark)
+    monkeypatch.setenv("TMPDIR", mark)
     _run(tmp_path, _plan("fork"))
+
+    def ours(process: psutil.Process) -> bool:
+        try:
+            return process.environ().get("TMPDIR") == mark and process.pid != os.getpid()
+        except (psutil.Error, OSError):
+            return False
     leftovers = [p for p in psutil.process_iter(["cmdline"])
-                 if p.pid not in before and "hello_server.py" in " ".join(p.info["cmdline"] or [])]
+                 if "hello_server.py" in " ".join(p.info["cmdline"] or []) and ours(p)]
     assert leftovers == []
 
 

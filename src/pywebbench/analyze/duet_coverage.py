@@ -27,7 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from pywebbench.analyze.coverage import Cell, Shape, write_record
+from pywebbench.analyze.coverage import (  # noqa: F401 - clustered_se: its home was here
+    BAND, EDGE_MAX_RATIOS, EDGE_SE, Cell, Shape, clustered_se, near_edge, write_record,
+)
 from pywebbench.analyze.duet import DUET_RUN_SD, duet_half_widths, round_levels
 from pywebbench.analyze.moderation import moderated_intervals
 from pywebbench.plan.duet_design import duet_pairs
@@ -135,32 +137,10 @@ TARGET_SE = 0.004
 reached): at 0.4% a cell whose true coverage is 95% reads outside 93-97% about once in 500."""
 MAX_RATIOS = 60_000
 """The most simulated ratios a cell spends reaching TARGET_SE (runs x (stacks - 1))."""
-BAND = (0.93, 0.97)
-"""The coverage every cell of the grid should show (issue 23's target)."""
-EDGE_SE = 0.001
-EDGE_MAX_RATIOS = 240_000
-"""A cell whose reading lies within two standard errors of an edge of BAND (on either side)
-adds runs until it is two clear of it, its standard error is EDGE_SE, or it has simulated this
-many ratios: at TARGET_SE a cell whose truth is 96.5% reads over 97% one time in ten, and which
-side of the edge it is on is what the table is for."""
-
-
 def _settled(share: float, se: float | None) -> bool:
     if se is None or se > TARGET_SE:
         return False
-    return se <= EDGE_SE or all(abs(share - edge) >= 2 * se for edge in BAND)
-
-
-def clustered_se(covered: _Array, counts: _Array) -> float | None:
-    """The standard error of sum(covered) / sum(counts) with each run a cluster (the ratio
-    estimator's linearised variance): a run's ratios share its baseline's noise."""
-    runs = int(np.count_nonzero(counts))
-    total = float(counts.sum())
-    if runs < 2 or total == 0:
-        return None
-    share = float(covered.sum()) / total
-    residual = covered - share * counts
-    return math.sqrt(runs / (runs - 1) * float((residual ** 2).sum())) / total
+    return se <= EDGE_SE or not near_edge(share, se)
 
 
 def simulate_cell(shape: Shape, noise: DuetNoise = DuetNoise(), *, runs: int | None = None, seed: int = 0,

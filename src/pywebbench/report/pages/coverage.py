@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pywebbench.analyze.duet_coverage import BAND, EDGE_MAX_RATIOS, EDGE_SE, MAX_RATIOS, TARGET_SE
+from pywebbench.analyze.coverage import BAND, EDGE_MAX_RATIOS, EDGE_SE
+from pywebbench.analyze.duet_coverage import MAX_RATIOS, TARGET_SE
 from pywebbench.plan.interval_rule import SPREADS_TO_POOL, why_none
 
 LOW, HIGH = 0.93, 0.97
@@ -148,7 +149,7 @@ def section(results: Path) -> str:
     return f"""\
 Each cell simulates runs of known truth at one shape (launches x rounds per launch, and stacks
 including the baseline), {min(c["runs"] for c in cells):,}-{max(c["runs"] for c in cells):,} runs
-per cell, and counts how often the interval each ratio gets covers its true value; beside it,
+per cell{_edge_words(cells)}, and counts how often the interval each ratio gets covers its true value; beside it,
 the median half-width. The noise follows the committed calibrations: a launch effect of
 {noise["launch_sd"]:.0%} (sd), a window's noise of {noise["round_sd"]:.0%} with Student-t tails
 ({noise["tail_df"]:g} df) and an outlier window in {1 / noise["outlier_rate"]:.0f} cut to
@@ -165,6 +166,14 @@ means, each stack's own spread moderated across its table (`analyze/moderation.p
 table says "needs 2 launches" instead of a range; below {SPREADS_TO_POOL + 1} stacks nothing is
 lent, and two launches, whose t on one degree of freedom covers but tells nothing (t = 12.7),
 give none either: "needs 3 launches" (`plan/interval_rule.py`)."""
+
+
+def _edge_words(cells: list[dict[str, Any]]) -> str:
+    """How the grid settles a cell near an edge of BAND (grids committed before say nothing)."""
+    if not any("se" in c for c in cells):
+        return ""
+    return (f" (a cell within two standard errors of {BAND[0]:.0%} or {BAND[1]:.0%}, each run a cluster, adds "
+            f"runs until it is two clear of it, its standard error is {EDGE_SE:.1%}, or {EDGE_MAX_RATIOS:,} ratios)")
 
 
 def _placed_words(cells: list[dict[str, Any]]) -> str:
