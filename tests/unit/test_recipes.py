@@ -68,22 +68,25 @@ FRONT = Knob("front", "topology", Kind.TEXT, lambda v: None if v == "direct" els
 """A throwaway knob over a field already recorded and compared (`--topology`) but not swept."""
 
 
+def _declared(knob: Knob, sweep: tuple[str, str, str]) -> Iterator[Knob]:
+    """A throwaway knob registered, with its SWEEPS line, for one test."""
+    register_knob(knob)
+    SWEEPS[knob.name] = sweep
+    try:
+        yield knob
+    finally:
+        withdraw_knob(knob)
+        del SWEEPS[knob.name]
+
+
 @pytest.fixture()
 def front() -> Iterator[Knob]:
-    register_knob(FRONT)
-    SWEEPS["front"] = ("direct,nginx", "carrier-pigeon", "hello")
-    yield FRONT
-    withdraw_knob(FRONT)
-    del SWEEPS["front"]
+    yield from _declared(FRONT, ("direct,nginx", "carrier-pigeon", "hello"))
 
 
 @pytest.fixture()
 def spin() -> Iterator[Knob]:
-    register_knob(SPIN)
-    SWEEPS["spin_loops"] = ("0,30000", "-1", "hello")
-    yield SPIN
-    withdraw_knob(SPIN)
-    del SWEEPS["spin_loops"]
+    yield from _declared(SPIN, ("0,30000", "-1", "hello"))
 
 
 def recipe_problems(knob: Knob, tmp: Path) -> list[str]:

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from pywebbench.analyze.coverage import (  # noqa: F401 - clustered_se: its home was here
-    BAND, EDGE_MAX_RATIOS, EDGE_SE, Cell, Shape, clustered_se, near_edge, write_record,
+from pywebbench.analyze.coverage import (
+    EDGE_MAX_RATIOS, EDGE_SE, Cell, Shape, clustered_se, near_edge, write_record,
 )
 from pywebbench.analyze.duet import DUET_RUN_SD, duet_half_widths, round_levels
 from pywebbench.analyze.moderation import moderated_intervals

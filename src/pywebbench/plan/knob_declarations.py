@@ -173,6 +173,11 @@ def withdraw_knob(knob: Knob) -> None:
         del _REGISTRY[knob.name]
 
 
+def declared_knob(name: str) -> Knob | None:
+    """The knob declared as `name` (the registry is keyed by it)."""
+    return _REGISTRY.get(name)
+
+
 def knob_of_field(field: str) -> Knob | None:
     """The knob a sweep point's key names (its field, or a field-less knob's name)."""
     return next((k for k in _REGISTRY.values() if k.key == field), None)

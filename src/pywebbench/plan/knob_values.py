@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pywebbench.plan.declared import OPTIONS
-from pywebbench.plan.knob_declarations import declared_knobs
+from pywebbench.plan.knob_declarations import declared_knob, declared_knobs
 from pywebbench.plan.options import RunOptions
 from pywebbench.results.model import Cell, TrialSpec
 
@@ -22,7 +22,7 @@ def knob_value(recorded: TrialSpec | Cell, name: str) -> Any:
     """What `recorded` holds for the knob declared as `name` (Knob.setting: its field, or its entry
     in `knobs`); None when no knob has that name (a Cell holds stack_cpus as a count, a TrialSpec
     as the CPUs)."""
-    knob = next((k for k in declared_knobs() if k.name == name), None)
+    knob = declared_knob(name)
     return None if knob is None else knob.setting(recorded)
 
 
@@ -33,7 +33,7 @@ def knob_values(recorded: TrialSpec | Cell) -> dict[str, Any]:
 
 def knob_words(recorded: TrialSpec | Cell, name: str) -> str | None:
     """The knob declared as `name` in its declared words ("100 connections"); None when unset."""
-    knob = next((k for k in declared_knobs() if k.name == name), None)
+    knob = declared_knob(name)
     value = None if knob is None else knob.setting(recorded)
     return None if knob is None or value is None else knob.words(value)
 

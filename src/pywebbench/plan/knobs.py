@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from pywebbench.plan.knob_declarations import Kind, cpus_label, declared_knobs
+from pywebbench.plan.knob_declarations import Kind, cpus_label, declared_knob, declared_knobs, knob_of_field
 from pywebbench.plan.limits import format_bytes
 from pywebbench.results.model import TrialSpec
 from pywebbench.results.server import AUTO_WORKERS
@@ -45,7 +45,7 @@ def knob_short(name: str, value: object) -> str:
     the field-less knobs' `knobs` each as their own `name=value`."""
     if name == "knobs" and isinstance(value, tuple):
         return " ".join(knob_short(n, v) for n, v in value)
-    knob = next((k for k in declared_knobs() if k.key == name), None)
+    knob = knob_of_field(name)
     if knob is not None and knob.auto and value == AUTO_WORKERS:
         return f"{knob.name}=auto"
     if knob is not None and knob.kind is Kind.BYTES and isinstance(value, int):
@@ -63,6 +63,6 @@ def knob_args(grid: Sequence[tuple[str, Sequence[object]]]) -> tuple[str, ...]:
 
 
 def _arg(name: str, value: object) -> str:
-    if any(k.auto and k.name == name for k in declared_knobs()) and value == AUTO_WORKERS:
+    if (knob := declared_knob(name)) is not None and knob.auto and value == AUTO_WORKERS:
         return "auto"
     return f"{value:g}" if isinstance(value, float) else str(value)
