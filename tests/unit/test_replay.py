@@ -86,3 +86,10 @@ def test_a_replay_that_stopped_early_is_an_error() -> None:
     from pywebbench.loadgen.base import LoadGenError
     with pytest.raises(LoadGenError, match="1 of 2 scheduled"):
         parse_replay(_records([0.0], [1.0], [200]), np.array([0, 1], dtype=np.int64), 1.0)
+
+
+def test_a_request_sent_after_the_windows_end_is_still_sent_and_answered() -> None:
+    # due at 1.999 s of a 2 s window, sent 4 ms late (not queued: four free workers), answered at 2.010 s
+    records = _records([0.0, 2003.0], [5.0, 7.0], [200, 200])
+    result = parse_replay(records, np.array([0, 1_999_000_000], dtype=np.int64), 2.0, workers=4)
+    assert result.per_second == ((1, 1, 1, 0), (1, 1, 1, 0))

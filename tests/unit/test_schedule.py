@@ -60,3 +60,9 @@ def test_a_bad_schedule_is_refused() -> None:
 
 def test_per_second_counts_whole_seconds_only_inside_the_window() -> None:
     assert per_second([0.0, 0.5, 0.99, 1.0, 2.7, 3.2, -0.1], 3.0) == [3, 1, 1]
+
+
+def test_per_second_can_count_what_came_after_the_window_in_its_last_second() -> None:
+    # sent 3 ms after a 2 s window's end: the window sent it, so its last second holds it
+    assert per_second([0.2, 1.999, 2.003], 2.0, late_in_last=True) == [1, 2]
+    assert per_second([0.2, 1.999, 2.003], 2.0) == [1, 1]

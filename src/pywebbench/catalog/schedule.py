@@ -76,11 +76,17 @@ class Schedule:
         return out
 
 
-def per_second(offsets_s: Sequence[float], duration_s: float) -> list[int]:
-    """How many of `offsets_s` (seconds from a start) fall in each whole second of `duration_s`."""
+def per_second(offsets_s: Sequence[float], duration_s: float, late_in_last: bool = False) -> list[int]:
+    """How many of `offsets_s` (seconds from a start) fall in each whole second of `duration_s`.
+
+    `late_in_last`: an offset past the end counts in the last second, for what a window did
+    (sent, answered) rather than what it planned: a request due at 1.999 s of a 2 s window and
+    sent 3 ms late was sent by that window, and its second's count is where the lateness shows."""
     counts = [0] * max(1, int(duration_s + 0.999999))
     for offset in offsets_s:
         second = math.floor(offset)
+        if late_in_last and second >= len(counts):
+            second = len(counts) - 1
         if 0 <= second < len(counts):
             counts[second] += 1
     return counts

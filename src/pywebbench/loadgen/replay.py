@@ -151,8 +151,8 @@ def parse_replay(records: Records, intended_offsets_ns: npt.NDArray[np.int64], d
     # Offered when sent, or, for a request that found every connection busy, at its intended
     # time: the generator offered it then and the server held it (as the latency counts it).
     offered_ns = np.where(queued, intended, records.sent_ns)
-    offered = per_second(((offered_ns - began) / NS_PER_S).tolist(), duration_s)
-    done = per_second(((end - began) / NS_PER_S)[answered].tolist(), duration_s)
+    offered = per_second(((offered_ns - began) / NS_PER_S).tolist(), duration_s, late_in_last=True)
+    done = per_second(((end - began) / NS_PER_S)[answered].tolist(), duration_s, late_in_last=True)
     waited = per_second(((intended - began) / NS_PER_S)[queued & (records.sent_ns > intended)].tolist(), duration_s)
     return LoadResult(
         generator="replay",
