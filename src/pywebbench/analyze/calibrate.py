@@ -29,7 +29,7 @@ from pywebbench.catalog.registry import Catalog
 from pywebbench.core.errors import UserError
 from pywebbench.analyze.moderation import satterthwaite_df, t_quantile
 from pywebbench.analyze.paired import Interval, min_detectable
-from pywebbench.plan.knob_values import option_value
+from pywebbench.plan.knob_values import window_seconds
 from pywebbench.plan.sessions import Variant
 from pywebbench.results.model import ResultSet
 
@@ -286,7 +286,7 @@ def calibrate_report(results: ResultSet, *, extra_loops: int, extra_us: float, s
     nominal = 1.0 - slowdown
     return Calibration(
         stack=a.stack.id, method=a.method, rounds=min(r.rounds for r in (a, a2, b)),
-        launches=max(r.launches for r in (a, a2, b)), window_s=option_value(a.spec, "--duration"), settle_s=a.spec.settle_s,
+        launches=max(r.launches for r in (a, a2, b)), window_s=window_seconds(a.spec), settle_s=a.spec.settle_s,
         wall_s=round(wall_s, 1), cpu_source=a.cpu_source, rps_a=a.rps,
         aa_ratio=a2.ratio, aa_ci=_pair(a2.ratio_ci),
         aa_contains_one=None if a2.ratio_ci is None else a2.ratio_ci[0] <= 1.0 <= a2.ratio_ci[1],

@@ -40,7 +40,7 @@ from pywebbench.measure.machine import usable_cpus
 from pywebbench.measure.round_plan import Budget, RoundPlan
 from pywebbench.measure.rounds import Rounds
 from pywebbench.measure.runner import Runner
-from pywebbench.plan.knob_values import option_value
+from pywebbench.plan.knob_values import window_seconds
 from pywebbench.plan.options import RunOptions
 from pywebbench.plan.sessions import Session, Variant, make_plan
 from pywebbench.plan.slo import Slo
@@ -144,7 +144,7 @@ class _Engine:
         return plan.sessions[0]
 
     def round_seconds(self, candidates: int) -> float:
-        return candidates * (float(option_value(self.options, "--duration")) + self.options.settle_s + ROUND_OVERHEAD_S)
+        return candidates * (window_seconds(self.options) + self.options.settle_s + ROUND_OVERHEAD_S)
 
     def run_stage(self, stage: Stage, stacks: dict[str, Stack], budget: Budget) -> StageOutcome:
         if self.request.slo is not None:

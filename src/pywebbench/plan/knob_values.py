@@ -15,7 +15,7 @@ from pywebbench.plan.knob_declarations import declared_knob, declared_knobs
 from pywebbench.plan.options import RunOptions
 from pywebbench.results.model import Cell, TrialSpec
 
-__all__ = ["knob_value", "knob_values", "knob_words", "option_value"]
+__all__ = ["knob_value", "knob_values", "knob_words", "option_value", "window_seconds"]
 
 
 def knob_value(recorded: TrialSpec | Cell, name: str) -> Any:
@@ -43,3 +43,8 @@ def option_value(recorded: TrialSpec | RunOptions, flag: str) -> Any:
     options no `--knob` sweeps: read through the option's declaration, as a knob's is."""
     option = next(o for o in OPTIONS if o.flag == flag)
     return getattr(recorded, option.field)
+
+
+def window_seconds(recorded: TrialSpec | RunOptions) -> float:
+    """A window's length in seconds (`--duration`), typed, for the places that show or budget it."""
+    return float(option_value(recorded, "--duration"))

@@ -14,7 +14,7 @@ from pywebbench.analyze.verdict_family import rule as verdict_rule
 from pywebbench.analyze.rows import Row
 from pywebbench.plan.duet_design import COMPLETE_UP_TO
 from pywebbench.plan.knobs import cpus_label, knob_labels
-from pywebbench.plan.knob_values import knob_words, option_value
+from pywebbench.plan.knob_values import knob_words, window_seconds
 from pywebbench.results.methods import strategy_of
 from pywebbench.results.model import Method, ResultSet, StackInfo, TrialSpec
 
@@ -105,7 +105,7 @@ def placement_lines(results: ResultSet) -> list[str]:
 
 def cell_title(spec: TrialSpec) -> str:
     """'hello - 100 connections - wrk - 5s (+2s warmup) - stack CPUs 1, generator CPUs 0 - ...'."""
-    window_s = option_value(spec, "--duration")
+    window_s = window_seconds(spec)
     timing = f"{spec.requests:,} requests" if spec.requests else f"{window_s:g}s (+{spec.warmup_s:g}s warmup)"
     return " - ".join([spec.workload, str(knob_words(spec, "connections")), spec.generator, timing,
                        f"stack CPUs {cpus_label(spec.stack_cpus)}, generator CPUs {cpus_label(spec.loadgen_cpus)}",
@@ -205,7 +205,7 @@ def _method_head(method: Method, rows: list[Row], *, named: bool) -> str:
     spec = rows[0].spec
     which = f" for {', '.join(sorted({r.spec.workload for r in rows}))}" if named else ""
     return (f"Method{which}: {method}, {max(r.rounds for r in rows)} rounds in {max(r.launches for r in rows)} "
-            f"launch(es), {option_value(spec, '--duration'):g}s windows after {spec.settle_s:g}s settles")
+            f"launch(es), {window_seconds(spec):g}s windows after {spec.settle_s:g}s settles")
 
 
 DUET_WAITING_SHARE = 0.7

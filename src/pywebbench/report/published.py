@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from pywebbench.analyze.rows import Row, summarize
 from pywebbench.core.errors import UserError
-from pywebbench.plan.knob_values import knob_value, option_value
+from pywebbench.plan.knob_values import knob_value, window_seconds
 from pywebbench.plan.presets import Figure, Preset, get_preset
 from pywebbench.report.markdown import escape
 from pywebbench.results.model import ResultSet
@@ -32,7 +32,7 @@ MEASURED: dict[str, Callable[[Row], float | None]] = {
     "db_sessions": lambda r: None if r.db_sessions is None else float(r.db_sessions),
     "workers": lambda r: float(r.stack.workers),
     "requests": lambda r: r.requests / r.trials if r.trials else None,
-    "duration_s": lambda r: option_value(r.spec, "--duration"),
+    "duration_s": lambda r: window_seconds(r.spec),
     "requests_per_10s_min": lambda r: None if r.rps_min is None else r.rps_min * 10,
     "requests_per_10s_max": lambda r: None if r.rps_max is None else r.rps_max * 10,
 }

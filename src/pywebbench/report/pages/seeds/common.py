@@ -16,7 +16,7 @@ from datetime import datetime
 from pywebbench.analyze.verdict_family import rule as verdict_rule
 from pywebbench.analyze.agreement import ClaimCheck, Estimate, Verdict, check_claim
 from pywebbench.analyze.rows import Summary, summarize
-from pywebbench.plan.knob_values import knob_value, option_value
+from pywebbench.plan.knob_values import knob_value, window_seconds
 from pywebbench.plan.presets import Preset, get_preset
 from pywebbench.report.markdown import code, escape
 from pywebbench.report.pages.seeds.throughput import (  # estimate_text: seed000 reads it from here too
@@ -53,11 +53,11 @@ def settle_backlog_note(results: ResultSet) -> str | None:
     shares: dict[str, list[float]] = defaultdict(list)
     for trial in results.trials:
         spec = trial.spec
-        if trial.load is None or trial.load.rps <= 0 or spec.rate or spec.requests or option_value(spec, "--duration") <= 0:
+        if trial.load is None or trial.load.rps <= 0 or spec.rate or spec.requests or window_seconds(spec) <= 0:
             continue
         if spec.settle_s <= 0 and spec.warmup_s <= 0:
             continue
-        lost = knob_value(spec, "connections") / option_value(spec, "--duration")  # the queued requests served, uncounted, in the window
+        lost = knob_value(spec, "connections") / window_seconds(spec)  # the queued requests served, uncounted, in the window
         shares[spec.workload].append(lost / (trial.load.rps + lost))
     low = {w: sorted(v)[len(v) // 2] for w, v in shares.items() if sorted(v)[len(v) // 2] >= 0.01}
     if not low:
