@@ -137,6 +137,8 @@ TARGET_SE = 0.004
 reached): at 0.4% a cell whose true coverage is 95% reads outside 93-97% about once in 500."""
 MAX_RATIOS = 60_000
 """The most simulated ratios a cell spends reaching TARGET_SE (runs x (stacks - 1))."""
+
+
 def _settled(share: float, se: float | None) -> bool:
     if se is None or se > TARGET_SE:
         return False

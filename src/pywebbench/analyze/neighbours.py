@@ -124,16 +124,17 @@ def rank_with_verdicts(
     sign = -1.0 if higher_is_better else 1.0
     ranked = sorted(scored, key=lambda row: (row[2] is None, sign * (row[2] or 0.0)))
     known = intervals or {}
+    placed = {**known, **({baseline: BASELINE_POINT} if baseline is not None else {})}
     tests: list[PairTest | None] = []
+    far: list[bool] = []
     for (label, obs, value), (below, below_obs, below_value) in zip(ranked, ranked[1:]):
         tests.append(pair_test(obs, below_obs, prior=prior, through=(known.get(label), known.get(below)))
                      if value is not None and below_value is not None else None)
-    verdicts = judge(tests, margin, control, level=1.0 - confidence)
-    known_or_base = {**known, **({baseline: BASELINE_POINT} if baseline is not None else {})}
-    for index, ((label, _o, _v), (below, _bo, _bv)) in enumerate(zip(ranked, ranked[1:])):
         upper, lower = (label, below) if higher_is_better else (below, label)
-        if verdicts[index] is not None and far_apart(known_or_base.get(upper), known_or_base.get(lower)):
-            verdicts[index] = PairVerdict.DIFFERENT.value
+        far.append(far_apart(placed.get(upper), placed.get(lower)))
+    judged = judge(tests, margin, control, level=1.0 - confidence)
+    verdicts = [PairVerdict.DIFFERENT.value if said is not None and is_far else said
+                for said, is_far in zip(judged, far)]
     out: list[tuple[str, int, PairVerdict | None]] = []
     group = 0
     for index, (label, _obs, _value) in enumerate(ranked):

@@ -16,7 +16,7 @@ from pywebbench.core.errors import UserError
 from pywebbench.plan.knob_declarations import AppEnvironment, fieldless_knobs
 from pywebbench.plan.options import CpuSplit, RunOptions
 from pywebbench.plan import protocol_plan
-from pywebbench.results.model import KnobSettings, TrialSpec
+from pywebbench.results.model import KnobSettings, TrialSpec, with_settings
 from pywebbench.results.server import AUTO_WORKERS
 from pywebbench.catalog.workloads import Needs, Workload
 
@@ -184,7 +184,7 @@ def with_point(options: RunOptions, overrides: dict[str, Any]) -> RunOptions:
     named = {k.name for k in fieldless_knobs()}
     generic = {name: value for name, value in overrides.items() if name in named}
     typed = {name: value for name, value in overrides.items() if name not in named}
-    return replace(options, **typed, knobs=tuple({**dict(options.knobs), **generic}.items()))
+    return replace(options, **typed, knobs=with_settings(options.knobs, generic))
 
 
 def applied_env(knobs: KnobSettings) -> tuple[tuple[str, str], ...]:

@@ -26,7 +26,7 @@ from pywebbench.core.errors import UserError
 from pywebbench.plan.cpus import parse_cpu_list
 from pywebbench.plan.declared import KNOB_FIELD, OPTIONS, Kind, Option, all_options
 from pywebbench.plan.options import SPELLINGS, RunOptions
-from pywebbench.results.model import KnobSettings
+from pywebbench.results.model import KnobSettings, with_settings
 
 ENV_PREFIX = "PYWEBBENCH_"
 NOT_OPTIONS = frozenset({"PYWEBBENCH_CACHE"})
@@ -79,7 +79,7 @@ def _folded(values: dict[str, Any]) -> dict[str, Any]:
     given = {k.removeprefix(KNOB_FIELD): v for k, v in values.items() if k.startswith(KNOB_FIELD)}
     typed = {k: v for k, v in values.items() if not k.startswith(KNOB_FIELD)}
     if given:
-        typed["knobs"] = tuple({**dict(typed.get("knobs", ())), **given}.items())
+        typed["knobs"] = with_settings(typed.get("knobs", ()), given)
     return typed
 
 
@@ -94,6 +94,8 @@ def _knob_settings(value: Any) -> tuple[tuple[str, Any], ...]:
             raise ValueError(f"no knob {name} is declared without a field")
         read.append((name, spelling.option.parse(str(setting))))
     return tuple(read)
+
+
 _TYPES: dict[str, Any] = typing.get_type_hints(RunOptions)
 _EXPECTED: dict[Any, str] = {
     bool: "true or false", int: "a whole number", float: "a number", str: "text", Path: "a path",
@@ -204,11 +206,11 @@ class _Given:
     value: Any
 
 
-def _read_all(given: Iterable[_Given], problems: list[str], suggest: Callable[[str], str] = str) -> dict[str, Any]:
-    """RunOptions field -> value, each problem appended to `problems` as one line."""
+def _read_all(given: Iterable[_Given], problems: list[str], table: Mapping[str, Spelling],
+              suggest: Callable[[str], str] = str) -> dict[str, Any]:
+    """RunOptions field -> value by `table` (spelled()), each problem appended to `problems` as one line."""
     values: dict[str, Any] = {}
     where_set: dict[str, str] = {}
-    table = spelled()
     for item in given:
         spelling = table.get(item.name)
         if spelling is None:
@@ -268,13 +270,13 @@ def from_sources(
     Every problem of the config file, the preset and the environment is refused at once, one
     line each; then the options together are checked (RunOptions.validate)."""
     problems: list[str] = []
-    values = _read_all(_config(config_file, problems), problems) if config_file is not None else {}
+    table = spelled()
+    values = _read_all(_config(config_file, problems), problems, table) if config_file is not None else {}
     preset_values = (_Given(f"preset option {k}", k.replace("-", "_").lower(), v) for k, v in (preset or {}).items())
-    values |= _read_all(preset_values, problems)
-    values |= _read_all(_environment(environ), problems, suggest=lambda name: ENV_PREFIX + name.upper())
+    values |= _read_all(preset_values, problems, table)
+    values |= _read_all(_environment(environ), problems, table, suggest=lambda name: ENV_PREFIX + name.upper())
     if problems:
         raise UserError("\n".join(problems))
-    table = spelled()
     for key, value in flags.items():
         if value is not None:  # typed by the parser (plan/declared.py) and keyed by field
             spelling = table.get(key.replace("-", "_").lower())
@@ -289,7 +291,7 @@ def from_json(data: Mapping[str, Any]) -> RunOptions:
     problems: list[str] = []
     stored = (_Given(f"stored option {name}", name, value) for name, value in data.items()
               if value is not None and name in _TYPES)
-    values = _read_all(stored, problems)
+    values = _read_all(stored, problems, spelled())
     if problems:
         raise UserError("\n".join(problems))
     return replace(RunOptions(), **_folded(values)).validate()

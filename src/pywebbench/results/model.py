@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -16,6 +17,11 @@ KnobSetting = int | float | str
 KnobSettings = tuple[tuple[str, KnobSetting], ...]
 """The settings of the knobs declared without a field of their own (plan/knob_declarations.py), by
 knob name, in the order given: hashable, so a Cell holds them; the results file writes an object."""
+
+
+def with_settings(settings: KnobSettings, given: Mapping[str, KnobSetting]) -> KnobSettings:
+    """`settings` with `given` set over them, by knob name, the order kept."""
+    return tuple({**dict(settings), **given}.items())
 
 # The percentiles every generator reports; the spectrum keeps more points for later analysis.
 HEADLINE_PERCENTILES: tuple[float, ...] = (50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.9)
