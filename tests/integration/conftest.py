@@ -44,6 +44,12 @@ ALONE: dict[str, str] = {
         "the next run is the one that sweeps: any neighbour's run starting first would sweep instead",
     "test_shapes.py::test_ten_thousand_idle_connections_are_held_for_a_window_on_an_async_stack":
         "10,000 connections opened inside Uvicorn's 5 s keep-alive timeout",
+    # Both failed in one clean-clone CI (2026-11-29) with neighbours using 84-147% of a core: B/A's
+    # three launches read 0.37, 0.09 and 0.12, an interval to 1.002; bjoern took a fourth window.
+    "test_sweeps_and_statistics.py::test_calibrate_and_compare_run_for_real":
+        "B's 2 ms spin detected in req/s over three 1 s launches",
+    "test_interleaved.py::test_the_ranking_rule_stops_loading_a_stack_placed_against_both_neighbours":
+        "bjoern told apart from its neighbour by the three-launch pilot",
 }
 
 

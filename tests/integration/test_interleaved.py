@@ -275,14 +275,14 @@ def test_the_ranking_rule_stops_loading_a_stack_placed_against_both_neighbours(t
     # neighbour and takes no more windows. The baseline and gthread, close, go on to the budget,
     # unless the pilot already told them apart or showed them equal (then the run stops placed).
     base, close, fast = "flask:gunicorn-sync", "flask:gunicorn-gthread", "bottle:bjoern"
-    # The budget buys the pilot (about 35 s beside two neighbours' load) and launches after it.
+    # The budget buys the pilot (about 35 s when it ran beside two neighbours' load) and launches after it.
     done = pywebbench("run", "--stack", base, "--stack", close, "--stack", fast, *BRIEF, "--allocation", "adaptive",
                       "--repeats", "3", "--rounds-per-launch", "1", "--budget", "70s", "--seed", "3",
                       "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     said = done.stderr + done.stdout
-    # valid windows: a window the checks set aside (a busy neighbour in the parallel tier) is
-    # measured again, and the rule places bjoern after its third valid launch all the same
+    # valid windows: a window the checks set aside (a busy machine) is measured again, and the
+    # rule places bjoern after its third valid launch all the same
     trials = load_results(tmp_path).trials
     counts = Counter(t.spec.stack_id for t in trials)
     valid = Counter(t.spec.stack_id for t in trials if t.valid)
